@@ -1,0 +1,38 @@
+# harnessrl: `make demo` sets everything up and runs the main job; `make test` sets up and
+# runs the whole test suite. Both are idempotent; the second run skips the install.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.stamp-install
+
+# Nothing may reach the network: Hugging Face libraries and Ray probe it by default.
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export RAY_USAGE_STATS_ENABLED := 0
+export TOKENIZERS_PARALLELISM := false
+export MINIWOB_CHROME_BINARY ?= /usr/bin/chromium
+export MINIWOB_CHROMEDRIVER ?= /usr/bin/chromedriver
+
+.PHONY: setup demo test bench clean
+
+$(STAMP): pyproject.toml constraints.txt scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[all,dev,bench]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/python benchmarks/records.py
+
+test: setup
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: setup
+	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

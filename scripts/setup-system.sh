@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Debian/Ubuntu packages harnessrl needs beyond PyPI: a real browser for MiniWoB++ and the
+# report test, bubblewrap for the agent sandbox, tmux for the Terminus harness, libqt5gui5
+# for Procgen (envpool). Installs them when run as root; otherwise says what is missing.
+set -euo pipefail
+pkgs=(chromium chromium-driver bubblewrap tmux libqt5gui5)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; }
+else
+  echo "WARNING: missing Debian packages: ${missing[*]}" >&2
+  echo "         install them with: sudo apt-get install -y ${missing[*]}" >&2
+  echo "         (without them the sandbox, MiniWoB++ and browser tests cannot run)" >&2
+fi

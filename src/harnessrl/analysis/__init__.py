@@ -1,0 +1,1 @@
+"""Analysis: KL-control (exact solver, log-odds preferences, ceiling/mismatch), tilt, BiPA."""

@@ -1,0 +1,133 @@
+"""Config loading for every harnessrl command: YAML or TOML file + `key=value` overrides.
+
+Each command defines a pydantic model (subclass `Config`). `load_config` merges the file
+and the overrides, validates, and turns any failure into one `ConfigError` whose message
+names the source, the field, the bad value and what is allowed, so the CLI can print it
+instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import tomllib
+import typing
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+C = TypeVar("C", bound="Config")
+
+
+class ConfigError(Exception):
+    """An invalid config. The message is meant for the user, verbatim."""
+
+
+class Config(BaseModel):
+    """Base for config models: unknown keys are errors (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def read_file(path: str | Path) -> dict[str, Any]:
+    """Parse a YAML (.yaml/.yml) or TOML (.toml) file into a dict."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: config file not found.")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"{path}: unknown config format {path.suffix!r}; use .yaml, .yml or .toml.")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: cannot parse: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys to values.")
+    return data
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Apply `a.b.c=value` overrides; values are parsed as YAML scalars/lists ("3", "true", "[1,2]")."""
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r}: expected key=value (for example seed=3 or ppo.lr=1e-3).")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        node = data
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            nxt = node.get(part)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                node[part] = nxt
+            node = nxt
+        node[parts[-1]] = value
+    return data
+
+
+def _allowed(model: type[BaseModel], loc: tuple) -> str:
+    """Describe what a field accepts: its names for unknown keys, its type for others."""
+    m: Any = model
+    for part in loc[:-1]:
+        field = getattr(m, "model_fields", {}).get(part)
+        if field is None:
+            return ""
+        m = field.annotation
+        for arg in typing.get_args(m) or ():
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                m = arg
+    fields = getattr(m, "model_fields", None)
+    if fields is None:
+        return ""
+    if loc and loc[-1] not in fields:
+        return "known keys here: " + ", ".join(sorted(fields))
+    return ""
+
+
+def format_validation_error(err: ValidationError, model: type[BaseModel], source: str) -> str:
+    lines = [f"invalid config ({source}):"]
+    for e in err.errors():
+        loc = tuple(e["loc"])
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        value = e.get("input")
+        shown = repr(value) if not isinstance(value, dict) else "{...}"
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            hint = _allowed(model, loc)
+            lines.append(f"  {field}: unknown key. {hint}")
+        elif e["type"] == "missing":
+            lines.append(f"  {field}: required, not given.")
+        else:
+            lines.append(f"  {field} = {shown}: {msg}.")
+    return "\n".join(lines)
+
+
+def load_config(
+    model: type[C],
+    path: str | Path | None = None,
+    overrides: Iterable[str] = (),
+    base: dict[str, Any] | None = None,
+) -> C:
+    """Build a `model` from defaults <- `base` <- file at `path` <- overrides."""
+    data: dict[str, Any] = dict(base or {})
+    source = "defaults"
+    if path is not None:
+        data.update(read_file(path))
+        source = str(path)
+    overrides = list(overrides)
+    if overrides:
+        apply_overrides(data, overrides)
+        source += " + overrides"
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, model, source)) from None

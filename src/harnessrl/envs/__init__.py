@@ -1,0 +1,1 @@
+"""Environments: multi-context gymnasium vector envs, bandits, the MiniWoB++ adapter, the drawer task."""

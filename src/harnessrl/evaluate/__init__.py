@@ -1,0 +1,1 @@
+"""Evaluation: sealed splits, cross-harness matrices, statistics (bootstrap CIs, IQM)."""

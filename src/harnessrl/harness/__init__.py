@@ -1,0 +1,1 @@
+"""Harnesses: how a policy meets a task (prompt, tools, control). Base class + one module per style."""

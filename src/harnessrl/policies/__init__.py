@@ -1,0 +1,1 @@
+"""Policies: tabular, MLP, Hugging Face causal LM (+ LoRA), OpenAI-compatible endpoint, scripted."""

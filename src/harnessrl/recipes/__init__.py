@@ -1,0 +1,1 @@
+"""Recipes: one small-scale reproduction per seed paper, each runnable from the CLI."""

@@ -1,0 +1,1 @@
+"""Reports: self-contained HTML with embedded matplotlib figures."""

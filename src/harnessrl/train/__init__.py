@@ -1,0 +1,1 @@
+"""Trainers: classic PPO, the multi-turn LM agent trainer, checkpoint/resume, rollout backends (local, Ray)."""
