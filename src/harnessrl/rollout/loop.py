@@ -1,0 +1,170 @@
+"""The episode loop: step a group of sessions in lockstep, one batched `policy.act` per turn.
+
+    items = [RolloutItem(harness, task, seed) for ...]
+    episodes = run_group(policy, items, run_id="eval-1")
+
+Each item gets its own environment (a fresh sandboxed workspace, a browser env) and its own
+harness session. At every turn the still-running sessions are asked for their states, the
+policy answers all of them at once (an LM generates the whole group with one KV-cached
+batch), and each session applies its answer. An exception inside one session ends that
+episode with status `crash` (the error is kept in its metadata) and the others go on;
+policy errors (a dead endpoint, bad credentials) propagate, since no episode can continue.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from harnessrl.episode import Context, Episode, Turn
+from harnessrl.harness.base import Harness, Session, Verdict
+from harnessrl.policies.base import AgentState, Policy
+from harnessrl.rollout.envs import open_env as default_open_env
+
+
+@dataclass(slots=True)
+class RolloutItem:
+    harness: Harness
+    task: Any  # harnessrl.tasks Task (task_id, kind, instruction, ...)
+    seed: int
+
+
+@dataclass(slots=True)
+class _Running:
+    item: RolloutItem
+    env: Any
+    session: Session | None
+    state: AgentState | None
+    turns: list[Turn]
+    started: float
+    tokens_in: int = 0
+    tokens_out: int = 0
+    crash: str = ""
+
+
+def _last_user(messages: list[dict[str, str]]) -> str:
+    for m in reversed(messages):
+        if m["role"] == "user":
+            return m["content"]
+    return ""
+
+
+def _start(item: RolloutItem, key: str, open_env: Callable[[Any, int], Any]) -> _Running:
+    run = _Running(item, None, None, None, [], time.perf_counter())
+    try:
+        run.env = open_env(item.task, item.seed)
+        run.session = item.harness.open(item.task, run.env, item.seed)
+        run.state = AgentState(
+            messages=run.session.messages, harness_id=item.harness.id, task_id=item.task.task_id,
+            turn=0, episode_key=key, seed=item.seed, harness=item.harness, session=run.session, task=item.task,
+        )
+    except Exception:  # an env or harness that cannot start is a crashed episode, not a lost one
+        run.crash = traceback.format_exc(limit=6)
+    return run
+
+
+def _finish(run: _Running, policy: Policy, run_id: str) -> Episode:
+    item, session = run.item, run.session
+    verdict = Verdict(reward=0.0, success=False, outcome="crash", status="crash")
+    if not run.crash and session is not None:
+        try:
+            verdict = session.finish()
+        except Exception:
+            run.crash = traceback.format_exc(limit=6)
+    if run.crash:
+        status = "crash"
+        verdict = Verdict(reward=0.0, success=False, outcome="crash", status="crash")
+    else:
+        status = session.stop_status if session.stop_status != "ok" else verdict.status
+    if run.state is not None:
+        policy.end_episode(run.state)
+    if run.env is not None:
+        try:
+            run.env.close()
+        except Exception:  # closing must not lose the episode
+            pass
+    meta = dict(verdict.info)
+    if run.crash:
+        meta["crash"] = run.crash
+    return Episode(
+        context=Context(task_id=item.task.task_id, harness_id=item.harness.id,
+                        env_id=getattr(item.task, "suite", ""), seed=item.seed),
+        turns=run.turns,
+        reward=float(verdict.reward),
+        raw_reward=verdict.raw_reward,
+        success=bool(verdict.success),
+        outcome=verdict.outcome,
+        status=status,
+        policy_id=policy.policy_id,
+        run_id=run_id,
+        skill_version=item.harness.spec.skill_version,
+        tokens_in=run.tokens_in,
+        tokens_out=run.tokens_out,
+        format_errors=session.format_errors if session is not None else 0,
+        wall_time=time.perf_counter() - run.started,
+        metadata=meta,
+    )
+
+
+def run_group(
+    policy: Policy,
+    items: list[RolloutItem],
+    *,
+    run_id: str = "",
+    open_env: Callable[[Any, int], Any] = default_open_env,
+    key_prefix: str = "",
+) -> list[Episode]:
+    """Run every item to its stop rule; returns Episodes in the order of `items`."""
+    runs = [_start(item, f"{key_prefix}{i}", open_env) for i, item in enumerate(items)]
+    try:
+        while True:
+            active = [r for r in runs if not r.crash and r.session is not None and not r.session.done]
+            if not active:
+                break
+            for r in active:
+                r.state.turn = r.session.turn
+                r.state.messages = r.session.messages
+                r.state.view = r.session.view()
+            t0 = time.perf_counter()
+            actions = policy.act([r.state for r in active])
+            gen_time = (time.perf_counter() - t0) / len(active)
+            for r, action in zip(active, actions):
+                observation = _last_user(r.session.messages)
+                t1 = time.perf_counter()
+                try:
+                    result = r.session.step(action.text)
+                except Exception:
+                    r.crash = traceback.format_exc(limit=6)
+                    r.turns.append(Turn(observation=observation, action=action.text, token_ids=action.token_ids,
+                                        logprobs=action.logprobs, loss_mask=action.loss_mask, status="ok",
+                                        tool_result="harness crashed: see episode metadata"))
+                    continue
+                r.tokens_in += int(action.prompt_tokens)
+                r.tokens_out += int(np.sum(action.loss_mask)) if len(action.loss_mask) else 0
+                r.turns.append(
+                    Turn(
+                        observation=observation,
+                        action=action.text,
+                        token_ids=action.token_ids,
+                        logprobs=action.logprobs,
+                        loss_mask=action.loss_mask,
+                        tool_call=result.tool_call_json,
+                        tool_result=result.tool_result,
+                        status=result.status,
+                        reward=float(result.reward),
+                        wall_time=gen_time + time.perf_counter() - t1,
+                    )
+                )
+        return [_finish(r, policy, run_id) for r in runs]
+    except BaseException:
+        for r in runs:  # a policy error or Ctrl-C: release every env before propagating
+            if r.env is not None:
+                try:
+                    r.env.close()
+                except Exception:
+                    pass
+        raise
