@@ -1,0 +1,226 @@
+"""Chromium for MiniWoB++: the one place harnessrl adds browser flags, and a teardown that cannot leak.
+
+miniwob's `SeleniumInstance.create_driver` builds its `ChromeOptions` inside the method and passes
+only headless / disable-gpu / no-sandbox, so there is no hook for more flags. `ManagedInstance`
+subclasses it and owns the whole start-up instead:
+
+- Chromium gets miniwob's flags plus `EXTRA_CHROMIUM_FLAGS` (no background networking, no
+  component updates, no first-run, no /dev/shm); its scratch profile is deleted even after a kill;
+- chromedriver starts in its own session, so every Chromium process it spawns shares one
+  process group that `close()` can kill in one call after the graceful `quit()`;
+- a failed start-up, an exception or a KeyboardInterrupt anywhere still ends in `close()`, and
+  an `atexit` hook closes any instance the caller forgot.
+
+Everything else (reset, step, observations, rewards) is miniwob's own code.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import threading
+import weakref
+from pathlib import Path
+
+import psutil
+from miniwob.selenium_instance import HTML_DIR, SeleniumInstance
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service as ChromeService
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.wait import WebDriverWait
+
+#: What miniwob passes in headless mode (kept so behaviour matches the package).
+MINIWOB_HEADLESS_FLAGS = ("--headless", "--disable-gpu", "--no-sandbox")
+#: What harnessrl adds. Without these, Debian's Chromium keeps trying outside addresses
+#: (component updater, background requests) and writes large buffers to a small /dev/shm.
+#: Even with them its network service still looks up Google hosts (accounts, clients2,
+#: android.clients, www); the resolver rule answers every name but localhost with NOTFOUND
+#: inside Chromium, so no DNS query or connection leaves loopback (MiniWoB pages are file://).
+EXTRA_CHROMIUM_FLAGS = (
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
+)
+DEFAULT_CHROME_BINARY = "/usr/bin/chromium"
+DEFAULT_CHROMEDRIVER = "/usr/bin/chromedriver"
+MINIWOB_TASK_DIR = HTML_DIR / "miniwob"
+PAGE_LOAD_TIMEOUT_S = 10.0
+
+
+class BrowserError(RuntimeError):
+    """Chromium or chromedriver is missing, misconfigured or failed to start."""
+
+
+def browser_paths() -> tuple[str, str]:
+    """(chromium, chromedriver) from MINIWOB_CHROME_BINARY / MINIWOB_CHROMEDRIVER, Debian paths by default."""
+    paths = []
+    for var, default, package in (
+        ("MINIWOB_CHROME_BINARY", DEFAULT_CHROME_BINARY, "chromium"),
+        ("MINIWOB_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver"),
+    ):
+        path = os.environ.get(var) or default
+        if not (Path(path).is_file() and os.access(path, os.X_OK)):
+            raise BrowserError(
+                f"{var}={path!r} is not an executable file. Install the Debian package "
+                f"`{package}` (scripts/setup-system.sh does) or point {var} at the binary."
+            )
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def chromium_options(binary: str) -> webdriver.ChromeOptions:
+    """The Chromium command line for every MiniWoB browser harnessrl starts.
+
+    No --user-data-dir: with one, headless Chromium's page never has focus and focus-driven
+    tasks (focus-text) cannot be solved. chromedriver's own scoped profile is removed on close.
+    """
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in (*MINIWOB_HEADLESS_FLAGS, *EXTRA_CHROMIUM_FLAGS):
+        options.add_argument(flag)
+    return options
+
+
+def _profile_dirs(procs: list[psutil.Process]) -> set[str]:
+    """The --user-data-dir chromedriver gave Chromium (to delete it if quit() did not)."""
+    dirs = set()
+    for proc in procs:
+        try:
+            for arg in proc.cmdline():
+                if arg.startswith("--user-data-dir="):
+                    dirs.add(arg.split("=", 1)[1])
+        except psutil.Error:
+            pass
+    return dirs
+
+
+# ----------------------------------------------------------------------------------------
+# Live instances, so that an interpreter exit without close() still leaves nothing behind.
+
+_LIVE: weakref.WeakSet[ManagedInstance] = weakref.WeakSet()
+_LIVE_LOCK = threading.Lock()
+
+
+@atexit.register
+def close_all() -> None:
+    """Close every browser this process started and has not closed yet."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for instance in live:
+        instance.close()
+
+
+def kill_process_tree(process, also: list[psutil.Process] = ()) -> None:
+    """SIGKILL chromedriver (a `Popen`), its process group, its descendants and `also`; reap them.
+
+    The pid is only trusted while `process.poll()` says it is unreaped (so it cannot have been
+    reused); the process group outlives chromedriver while any Chromium member is alive.
+    """
+    procs = list(also)
+    if process is not None:
+        if process.poll() is None:
+            try:
+                root = psutil.Process(process.pid)
+                procs += [root, *root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                pass
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # chromedriver leads its own session
+        except (ProcessLookupError, PermissionError):
+            pass
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(procs, timeout=5)
+    if process is not None:
+        try:
+            process.wait(timeout=5)
+        except Exception:
+            pass
+
+
+class ManagedInstance(SeleniumInstance):
+    """miniwob's SeleniumInstance with harnessrl's Chromium flags and a leak-proof close()."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._service: ChromeService | None = None
+        self._closed = False
+        self._close_lock = threading.Lock()
+
+    # miniwob aliases `start` to `create_driver` when not threading; keep that contract.
+    def create_driver(self) -> None:
+        if hasattr(self, "driver"):
+            raise BrowserError(f"instance {self.index} already has a driver")
+        binary, chromedriver = browser_paths()
+        self._service = ChromeService(executable_path=chromedriver, popen_kw={"start_new_session": True})
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        try:
+            self.driver = webdriver.Chrome(service=self._service, options=chromium_options(binary))
+            self._load(self.url)
+        except BaseException as error:
+            self.close()
+            if isinstance(error, Exception) and not isinstance(error, BrowserError):
+                raise BrowserError(f"Chromium did not start for MiniWoB task page {self.url}: {error}") from error
+            raise
+
+    def _load(self, url: str) -> None:
+        """Open a task page and wait for miniwob's sync screen (the page is ready for an episode)."""
+        self.driver.get(url)
+        WebDriverWait(self.driver, PAGE_LOAD_TIMEOUT_S).until(
+            EC.element_to_be_clickable((By.ID, self.SYNC_SCREEN_ID))
+        )
+        self.inner_width, self.inner_height = self.driver.execute_script(
+            "return [window.innerWidth, window.innerHeight];"
+        )
+
+    def open_task(self, subdomain: str, field_extractor) -> None:
+        """Point this browser at another MiniWoB task: a page load instead of a new browser."""
+        self.url = (MINIWOB_TASK_DIR / f"{subdomain}.html").as_uri()
+        self.field_extractor = field_extractor
+        self.cached_fields = []
+        self._load(self.url)
+
+    @property
+    def pids(self) -> list[int]:
+        """chromedriver and every Chromium process under it (empty once closed)."""
+        if self._service is None or getattr(self._service, "process", None) is None:
+            return []
+        try:
+            root = psutil.Process(self._service.process.pid)
+            return [root.pid, *(p.pid for p in root.children(recursive=True))]
+        except psutil.NoSuchProcess:
+            return []
+
+    def close(self) -> None:
+        """Quit gracefully, then kill whatever is left. Safe to call twice, from any thread."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.died = True
+            process = getattr(self._service, "process", None) if self._service else None
+            survivors: list[psutil.Process] = []
+            try:
+                if process is not None and process.poll() is None:
+                    survivors = psutil.Process(process.pid).children(recursive=True)
+                if getattr(self, "driver", None) is not None:
+                    self.driver.quit()
+            except Exception:
+                pass  # the kill below is what guarantees the outcome
+            finally:
+                profiles = _profile_dirs(survivors)
+                kill_process_tree(process, survivors)
+                for profile in profiles:
+                    if Path(profile).name.startswith("org.chromium.Chromium.scoped_dir"):
+                        shutil.rmtree(profile, ignore_errors=True)
+                with _LIVE_LOCK:
+                    _LIVE.discard(self)
