@@ -1,0 +1,157 @@
+"""Generation engines: a batch of prompts (token ids) -> sampled completions with their log-probs.
+
+`LMPolicy` talks to an engine only through `GenerationEngine.generate`, so a server-backed
+engine (vLLM) can be added later without touching the policy or the trainer. Only the
+in-process Hugging Face engine ships, because it is the only one tested here.
+
+Log-probs are the *behaviour* log-probs: log softmax(logits / temperature) at the sampled
+token, over the full vocabulary. Top-k / top-p only restrict what is sampled; they never
+enter the recorded log-probs, so importance ratios against the training distribution carry
+no truncation bias (the trainer recomputes log-probs under the same temperature).
+
+`HFEngine` runs one KV-cached batch for the whole group: identical prompts (the G samples
+of a GRPO group) are prefilled once and their cache rows repeated; prompts are left-padded
+with position ids counted from each prompt's first real token, so a sequence's log-probs
+do not depend on what it was batched with (up to float rounding); finished sequences
+leave the batch so they cost nothing while the others decode.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingParams:
+    max_new_tokens: int = 128
+    temperature: float = 1.0  # 0 = greedy (log-probs then under temperature 1)
+    top_p: float = 1.0
+    top_k: int = 0  # 0 = off
+    stop_token_ids: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class Completion:
+    token_ids: np.ndarray  # (n,) int32 generated tokens, the stop token included when one was hit
+    logprobs: np.ndarray  # (n,) float32 behaviour log-probs of those tokens
+    finished: bool  # ended on a stop token (False: hit max_new_tokens)
+
+
+class GenerationEngine(ABC):
+    """Anything that samples completions for token-id prompts."""
+
+    @abstractmethod
+    def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
+                 generator: torch.Generator | None = None) -> list[Completion]:
+        """One completion per prompt, in order."""
+
+    def sync_weights(self) -> None:
+        """Make the engine sample from the trained weights (no-op when it shares the model)."""
+
+
+def sample_next(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None):
+    """Sample one token per row. logits: (B, V). Returns (tokens (B,), behaviour log-probs (B,))."""
+    logits = logits.float()
+    if params.temperature <= 0:
+        logp = torch.log_softmax(logits, dim=-1)
+        tokens = logp.argmax(dim=-1)
+        return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+    logp = torch.log_softmax(logits / params.temperature, dim=-1)
+    filtered = logp
+    if params.top_k and params.top_k < logp.shape[-1]:
+        kth = torch.topk(filtered, params.top_k, dim=-1).values[:, -1:]
+        filtered = filtered.masked_fill(filtered < kth, -torch.inf)
+    if params.top_p < 1.0:
+        sorted_lp, order = torch.sort(filtered, dim=-1, descending=True)
+        cum = sorted_lp.exp().cumsum(-1)
+        drop = cum - sorted_lp.exp() > params.top_p  # keep the smallest set whose mass reaches top_p
+        filtered = filtered.scatter(-1, order, sorted_lp.masked_fill(drop, -torch.inf))
+    probs = torch.softmax(filtered, dim=-1)
+    tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+
+
+class HFEngine(GenerationEngine):
+    """Batched, KV-cached sampling with a Hugging Face causal LM (or a PEFT model around one)."""
+
+    def __init__(self, model: torch.nn.Module, pad_token_id: int):
+        self.model = model
+        self.pad_token_id = int(pad_token_id)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @torch.no_grad()
+    def generate(self, prompts, params, generator=None):
+        if not prompts:
+            return []
+        device = self.device
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            return self._generate(prompts, params, generator, device)
+        finally:
+            self.model.train(was_training)
+
+    def _generate(self, prompts, params, generator, device):
+        # 1. Prefill each distinct prompt once (a GRPO group shares one prompt).
+        distinct: dict[tuple[int, ...], int] = {}
+        row_of = [distinct.setdefault(tuple(int(t) for t in p), len(distinct)) for p in prompts]
+        uniq = list(distinct)
+        if any(len(p) == 0 for p in uniq):
+            raise ValueError("cannot generate from an empty prompt")
+        width = max(len(p) for p in uniq)
+        ids = torch.full((len(uniq), width), self.pad_token_id, dtype=torch.long)
+        attn = torch.zeros((len(uniq), width), dtype=torch.long)
+        for i, p in enumerate(uniq):
+            ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
+            attn[i, width - len(p):] = 1
+        ids, attn = ids.to(device), attn.to(device)
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
+        cache = out.cache
+        rows = torch.tensor(row_of, dtype=torch.long, device=device)
+        if len(uniq) < len(prompts) or row_of != list(range(len(prompts))):
+            cache.batch_select_indices(rows)
+        logits = out.logits[rows, -1]
+        attn = attn[rows]
+        next_pos = pos[rows, -1] + 1
+
+        # 2. Decode; `live` maps batch rows to prompt indices, and shrinks as sequences stop.
+        B = len(prompts)
+        live = torch.arange(B, device=device)
+        tokens_out = torch.full((B, params.max_new_tokens), -1, dtype=torch.long, device=device)
+        logps_out = torch.zeros((B, params.max_new_tokens), dtype=torch.float32, device=device)
+        finished = torch.zeros(B, dtype=torch.bool, device=device)
+        stops = torch.tensor(params.stop_token_ids, dtype=torch.long, device=device)
+        for step in range(params.max_new_tokens):
+            tok, lp = sample_next(logits, params, generator)
+            tokens_out[live, step] = tok
+            logps_out[live, step] = lp.float()
+            stopped = torch.isin(tok, stops) if len(stops) else torch.zeros_like(tok, dtype=torch.bool)
+            finished[live] = stopped
+            if step + 1 == params.max_new_tokens:
+                break
+            if stopped.any():
+                keep = (~stopped).nonzero().squeeze(-1)
+                if keep.numel() == 0:
+                    break
+                live, tok, attn, next_pos = live[keep], tok[keep], attn[keep], next_pos[keep]
+                cache.batch_select_indices(keep)
+            attn = torch.cat([attn, torch.ones_like(attn[:, :1])], dim=1)
+            out = self.model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos[:, None],
+                             cache=cache, use_cache=True)
+            cache, logits, next_pos = out.cache, out.logits[:, -1], next_pos + 1
+
+        tokens_np, logps_np, fin = tokens_out.cpu().numpy(), logps_out.cpu().numpy(), finished.cpu().numpy()
+        result = []
+        for i in range(B):
+            n = int((tokens_np[i] >= 0).sum())
+            result.append(Completion(tokens_np[i, :n].astype(np.int32), logps_np[i, :n].astype(np.float32), bool(fin[i])))
+        return result

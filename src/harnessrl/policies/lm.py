@@ -1,0 +1,323 @@
+"""Hugging Face causal LM policy with optional PEFT LoRA.
+
+    policy = LMPolicy.from_config(LMConfig(model="runs/tiny", lora_rank=8))
+    actions = policy.act(states)            # one KV-cached batch for the whole group
+    with policy.reference():                # the same model with the adapter disabled
+        ref = token_logprobs(policy.model, ids, attn, mask)
+
+- The reference policy for KL is the base model with the LoRA adapter disabled: no second
+  copy of the weights. Without LoRA (full fine-tuning) a frozen copy is made on first use.
+- Multi-turn contexts are token ids appended turn by turn (`chat.ChatEncoder`); a turn's
+  `Action.token_ids` are the new observation tokens (mask 0) then the generated tokens
+  (mask 1), so the concatenated turns of an episode are exactly the context the model saw.
+  When a harness rewrites history the context restarts from a kept prefix; those restarts
+  are collected per episode (`pop_resets`) and trainers store them with the episode.
+- Behaviour log-probs are under the temperature-scaled full distribution (generation.py);
+  `token_logprobs` recomputes them the same way for the ratio.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from harnessrl.config import Config, ConfigError
+from harnessrl.policies.base import Action, AgentState, Policy
+from harnessrl.policies.chat import ChatEncoder, EpisodeContext
+from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingParams
+
+
+class LMConfig(Config):
+    """A causal LM policy: model, optional LoRA adapter, sampling and token budgets."""
+
+    model: str = Field(..., description="Local model directory, or a model id already in the Hugging Face cache.")
+    adapter: str | None = Field(None, description="A saved PEFT adapter directory to load on top of the model.")
+    lora_rank: int = Field(0, ge=0, description="LoRA rank; 0 = train all weights (small models only).")
+    lora_alpha: float | None = Field(None, gt=0, description="LoRA alpha; default 2 x rank.")
+    lora_dropout: float = Field(0.0, ge=0, lt=1)
+    lora_target_modules: list[str] | str = Field("all-linear", description="Module names, or 'all-linear'.")
+    temperature: float = Field(1.0, ge=0, description="Sampling temperature (0 = greedy); log-probs use the same.")
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(0, ge=0)
+    max_new_tokens: int = Field(128, ge=1, description="Token budget of one turn.")
+    max_context_tokens: int | None = Field(None, ge=16, description="Episode token budget; default the model's window.")
+    device: str = Field("auto", description="auto | cpu | cuda | cuda:N")
+    dtype: str = Field("auto", description="auto | float32 | bfloat16 | float16 (auto: bf16 on GPU, fp32 on CPU)")
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
+    if name == "auto":
+        return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
+    try:
+        return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+    except KeyError:
+        raise ConfigError(f"dtype {name!r}: choose auto, float32, bfloat16 or float16") from None
+
+
+def _quiet_transformers() -> None:
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    logging.set_verbosity_error()
+
+
+def load_tokenizer(path: str) -> Any:
+    """The tokenizer a model directory was saved with.
+
+    A `tokenizer_config.json` naming `PreTrainedTokenizerFast` is loaded with that class:
+    `AutoTokenizer` beside a Qwen2 config would build a Qwen2Tokenizer instead.
+    """
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    cfg = Path(path) / "tokenizer_config.json"
+    if cfg.exists() and json.loads(cfg.read_text()).get("tokenizer_class") == "PreTrainedTokenizerFast":
+        return PreTrainedTokenizerFast.from_pretrained(path)
+    return AutoTokenizer.from_pretrained(path)
+
+
+def check_model_path(name: str) -> None:
+    """A clear error for a model that is neither a local directory nor in the offline HF cache."""
+    p = Path(name)
+    if p.exists():
+        if not (p / "config.json").exists():
+            raise ConfigError(f"model {name!r}: the directory has no config.json; give a folder saved with save_pretrained")
+        return
+    looks_like_path = name.startswith((".", "/", "~")) or name.count("/") > 1
+    if not looks_like_path:
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            if isinstance(try_to_load_from_cache(name, "config.json"), str):
+                return
+        except Exception:  # an invalid repo id is reported below
+            pass
+    raise ConfigError(
+        f"model {name!r}: no such directory, and not in the local Hugging Face cache (the hub is offline); "
+        "give the path of a model saved with save_pretrained (harnessrl.policies.tiny builds one)"
+    )
+
+
+def token_logprobs(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    target_mask: torch.Tensor,
+    temperature: float = 1.0,
+    with_entropy: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probs of the target tokens under softmax(logits / temperature).
+
+    input_ids, attention_mask, target_mask: (B, T), right-padded; target_mask[b, t] = 1 where
+    token t is scored (generated tokens; never t = 0). Only positions that predict a target
+    go through the LM head (prompt and tool-output positions are never scored).
+    Returns (logprobs (B, T), entropy (B, T) or None), zero where target_mask is 0.
+    """
+    target = target_mask.bool()
+    if target[:, 0].any():
+        raise ValueError("target_mask marks token 0, which no position predicts")
+    keep = torch.zeros_like(target)
+    keep[:, :-1] = target[:, 1:]
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                use_cache=False, logits_to_keep=keep)
+    logits = out.logits.float()  # (N, V): the kept positions, row-major
+    if temperature > 0 and temperature != 1.0:
+        logits = logits / temperature
+    logp_all = torch.log_softmax(logits, dim=-1)
+    tokens = input_ids[target]
+    lp = logp_all.gather(-1, tokens[:, None]).squeeze(-1)
+    logprobs = torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device)
+    logprobs[target] = lp
+    entropy = None
+    if with_entropy:
+        ent = -(logp_all.exp() * logp_all).sum(-1)
+        entropy = torch.zeros(input_ids.shape, dtype=ent.dtype, device=ent.device)
+        entropy[target] = ent
+    return logprobs, entropy
+
+
+class LMPolicy(Policy):
+    """A causal LM acting through harnesses, one batched generation per turn."""
+
+    def __init__(self, model: torch.nn.Module, tokenizer: Any, cfg: LMConfig, engine: GenerationEngine | None = None):
+        self.model, self.tokenizer, self.cfg = model, tokenizer, cfg
+        self.policy_id = f"lm:{Path(cfg.model).name or cfg.model}" + (f"+lora{cfg.lora_rank}" if cfg.lora_rank else "")
+        self.encoder = ChatEncoder(tokenizer, name=f"model {cfg.model!r}")
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        if pad is None:
+            raise ConfigError(f"model {cfg.model!r}: the tokenizer has neither a pad nor an eos token")
+        self.pad_token_id = int(pad)
+        self.engine = engine or HFEngine(model, self.pad_token_id)
+        self.stop_token_ids = self._stop_tokens()
+        window = getattr(model.config, "max_position_embeddings", None) or 4096
+        self.max_context = min(cfg.max_context_tokens or window, window)
+        self.generator = torch.Generator(device="cpu" if self.device.type == "cpu" else self.device)
+        self.generator.manual_seed(0)
+        self._finished: dict[str, list[tuple[int, int]]] = {}
+        self._ref_model: torch.nn.Module | None = None
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, cfg: LMConfig) -> "LMPolicy":
+        from transformers import AutoModelForCausalLM
+
+        _quiet_transformers()
+        check_model_path(cfg.model)
+        tokenizer = load_tokenizer(cfg.model)
+        if not getattr(tokenizer, "chat_template", None):
+            ChatEncoder(tokenizer, name=f"model {cfg.model!r}")  # raises the chat-template error
+        device = resolve_device(cfg.device)
+        model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=resolve_dtype(cfg.dtype, device)).to(device)
+        if cfg.adapter:
+            from peft import PeftModel
+
+            if not Path(cfg.adapter, "adapter_config.json").exists():
+                raise ConfigError(f"adapter {cfg.adapter!r}: no adapter_config.json there (save one with LMPolicy.save)")
+            model = PeftModel.from_pretrained(model, cfg.adapter, is_trainable=True)
+        elif cfg.lora_rank:
+            from peft import LoraConfig, get_peft_model
+
+            lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha or 2 * cfg.lora_rank,
+                              lora_dropout=cfg.lora_dropout, target_modules=cfg.lora_target_modules,
+                              task_type="CAUSAL_LM")
+            model = get_peft_model(model, lora)
+        return cls(model, tokenizer, cfg)
+
+    def _stop_tokens(self) -> tuple[int, ...]:
+        ids = set()
+        for source in (self.tokenizer.eos_token_id, getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)):
+            if isinstance(source, int):
+                ids.add(source)
+            elif isinstance(source, (list, tuple)):
+                ids.update(int(x) for x in source)
+        im_end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        if isinstance(im_end, int) and im_end != self.tokenizer.unk_token_id:
+            ids.add(im_end)
+        return tuple(sorted(ids))
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def is_lora(self) -> bool:
+        return hasattr(self.model, "disable_adapter") and hasattr(self.model, "peft_config")
+
+    @property
+    def sampling(self) -> SamplingParams:
+        c = self.cfg
+        return SamplingParams(c.max_new_tokens, c.temperature, c.top_p, c.top_k, self.stop_token_ids)
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    def reseed(self, seed: int) -> None:
+        """Make the next samples a function of `seed` alone (trainers reseed every update)."""
+        self.generator.manual_seed(int(seed))
+
+    # -- reference policy ----------------------------------------------------------------
+
+    @contextmanager
+    def reference(self) -> Iterator[torch.nn.Module]:
+        """Yield the reference model: the adapter disabled (LoRA), or a frozen copy of the start weights."""
+        if self.is_lora:
+            with self.model.disable_adapter():
+                yield self.model
+            return
+        if self._ref_model is None:
+            self._ref_model = copy.deepcopy(self.model).eval().requires_grad_(False)
+        yield self._ref_model
+
+    def freeze_reference(self) -> None:
+        """Snapshot the current weights as the reference (full fine-tuning only; LoRA needs nothing)."""
+        if not self.is_lora:
+            self._ref_model = copy.deepcopy(self.model).eval().requires_grad_(False)
+
+    # -- acting ------------------------------------------------------------------------
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        """Tokens the first prompt of an episode takes (pre-flight checks use it)."""
+        return len(self.encoder.encode_text(self.encoder.render(messages, add_generation_prompt=True)))
+
+    @torch.no_grad()
+    def act(self, states: list[AgentState]) -> list[Action]:
+        actions: list[Action | None] = [None] * len(states)
+        todo, prompts, news = [], [], []
+        for i, s in enumerate(states):
+            ctx: EpisodeContext = s.cache.setdefault("lm", EpisodeContext())
+            turn_index = s.cache.get("lm_calls", 0)
+            s.cache["lm_calls"] = turn_index + 1
+            enc = self.encoder.update(ctx, s.messages)
+            if enc.rewritten:
+                ctx.resets.append((turn_index, enc.keep))
+            if len(enc.ids) >= self.max_context:
+                n = len(enc.new_ids)
+                actions[i] = Action(text="", token_ids=np.asarray(enc.new_ids, np.int32), logprobs=np.zeros(n, np.float32),
+                                    loss_mask=np.zeros(n, np.int8), prompt_tokens=len(enc.ids), truncated=True,
+                                    info={"stop": "token_limit", "keep": enc.keep})
+                continue
+            todo.append(i)
+            prompts.append(list(enc.ids))
+            news.append(enc)
+        if todo:
+            completions = self.engine.generate(prompts, self.sampling, self.generator)
+            for i, prompt, enc, comp in zip(todo, prompts, news, completions):
+                actions[i] = self._action(states[i], prompt, enc, comp)
+        return actions  # type: ignore[return-value]
+
+    def _action(self, state: AgentState, prompt: list[int], enc: Any, comp: Any) -> Action:
+        room = self.max_context - len(prompt)
+        gen, lps, finished = comp.token_ids[:room], comp.logprobs[:room], comp.finished and len(comp.token_ids) <= room
+        body = gen[:-1] if finished else gen
+        text = self.encoder.decode(body.tolist())
+        ctx_text = text + (self.encoder.decode(gen[-1:].tolist()) if finished else "")
+        self.encoder.append_generated(state.cache["lm"], gen.tolist(), ctx_text)
+        n_new = len(enc.new_ids)
+        return Action(
+            text=text,
+            token_ids=np.concatenate([np.asarray(enc.new_ids, np.int32), gen.astype(np.int32)]),
+            logprobs=np.concatenate([np.zeros(n_new, np.float32), lps.astype(np.float32)]),
+            loss_mask=np.concatenate([np.zeros(n_new, np.int8), np.ones(len(gen), np.int8)]),
+            prompt_tokens=len(prompt),
+            truncated=not finished,
+            info={"temperature": self.cfg.temperature, "keep": enc.keep, "finished": finished},
+        )
+
+    def end_episode(self, state: AgentState) -> None:
+        ctx = state.cache.get("lm")
+        if ctx is not None and ctx.resets:
+            self._finished[state.episode_key] = list(ctx.resets)
+        state.cache.clear()
+
+    def pop_resets(self, episode_key: str) -> list[tuple[int, int]]:
+        """(turn index, tokens kept) for each turn whose context restarted after a history rewrite."""
+        return self._finished.pop(episode_key, [])
+
+    # -- persistence -------------------------------------------------------------------
+
+    def save(self, out_dir: str | Path) -> Path:
+        """LoRA: the adapter only (PEFT format). Full fine-tuning: model + tokenizer."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(out)
+        if not self.is_lora:
+            self.tokenizer.save_pretrained(out)
+        return out
+
+    def close(self) -> None:
+        self._ref_model = None
