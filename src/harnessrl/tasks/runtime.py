@@ -1,0 +1,85 @@
+"""TaskRuntime: one task's live environment for one episode (the API harnesses build on).
+
+    sandbox = Sandbox()
+    with TaskRuntime(task, sandbox) as rt:        # fresh workspace copy + setup.sh, in the sandbox
+        rt.instruction                            # what to show the agent
+        rt.workspace.read_text("calc.py")         # containment-checked file operations
+        rt.workspace.str_replace("calc.py", old, new)
+        rt.run("python -m pytest -q")             # SandboxResult; every command is sandboxed
+        term = rt.terminal()                      # TmuxTerminal living in the sandbox
+        score = rt.score()                        # hidden tests -> Score (closes terminals first)
+
+`apply_solution()` replays the task's reference solution (edit steps through the workspace,
+then solve.sh through the sandbox): the reference path an oracle policy emulates through each
+harness's own syntax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harnessrl.tasks.base import Task
+from harnessrl.tasks.sandbox import Sandbox, SandboxResult
+from harnessrl.tasks.scoring import Score, score_workspace
+from harnessrl.tasks.terminal import TmuxTerminal
+from harnessrl.tasks.workspace import Workspace
+
+
+class TaskSetupError(RuntimeError):
+    """setup.sh failed: the task is broken (not the agent's doing)."""
+
+
+class TaskRuntime:
+    def __init__(self, task: Task, sandbox: Sandbox, *, quota_mb: int = 256, setup_timeout_s: float = 60.0):
+        self.task = task
+        self.sandbox = sandbox
+        sandbox.hide(task.root)  # hidden tests and solutions must stay invisible to the agent
+        self.workspace = Workspace.create(task.workspace_dir, quota_mb=quota_mb)
+        self._terminals: list[TmuxTerminal] = []
+        if task.setup_script:
+            r = sandbox.run(task.setup_script, self.workspace, timeout_s=setup_timeout_s)
+            if not r.ok:
+                self.workspace.close()
+                raise TaskSetupError(f"{task.id}: setup.sh {r.status}, exit {r.exit_code}: {r.output[-2000:]}")
+
+    @property
+    def instruction(self) -> str:
+        return self.task.instruction
+
+    def run(self, command: str, *, timeout_s: float | None = None, stdin: str | None = None,
+            env: Mapping[str, str] | None = None) -> SandboxResult:
+        """Run a shell command (bash -c) in a fresh sandbox over this episode's workspace."""
+        return self.sandbox.run(command, self.workspace, timeout_s=timeout_s, stdin=stdin, env=env)
+
+    def terminal(self, **kwargs) -> TmuxTerminal:
+        """Start a tmux terminal in the sandbox (closed automatically before scoring)."""
+        term = TmuxTerminal(self.sandbox, self.workspace, **kwargs)
+        self._terminals.append(term)
+        return term
+
+    def apply_solution(self, timeout_s: float = 120.0) -> SandboxResult | None:
+        """Replay the reference solution; returns solve.sh's result when there is one."""
+        solution = self.task.solution
+        if solution is None:
+            raise ValueError(f"{self.task.id} ships no solution")
+        solution.apply_edits(self.workspace)
+        if solution.script is not None:
+            return self.sandbox.run(solution.script, self.workspace, timeout_s=timeout_s)
+        return None
+
+    def score(self) -> Score:
+        """Stop everything the agent left running, then run the hidden tests."""
+        for term in self._terminals:
+            term.close()
+        return score_workspace(self.task, self.workspace, self.sandbox)
+
+    def close(self) -> None:
+        for term in self._terminals:
+            term.close()
+        self.workspace.close()
+
+    def __enter__(self) -> TaskRuntime:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

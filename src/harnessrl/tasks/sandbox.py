@@ -1,0 +1,336 @@
+"""The bubblewrap sandbox: every command an agent issues, and every test run, goes through here.
+
+One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`):
+
+    sandbox = Sandbox(Limits(timeout_s=30))
+    result = sandbox.run("python -m pytest -q", ws)        # SandboxResult
+    result.status, result.exit_code, result.stdout, result.stderr, result.wall_time
+
+    with sandbox.spawn(["bash"], ws) as proc:              # long-lived: SandboxProcess
+        proc.write("echo hi\\n"); proc.read(timeout=1.0)
+
+How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docker"):
+
+    [unshare -m sh -c 'mount --bind <unreadable python tree> <stage>; exec ...']   only if needed
+    prlimit --cpu --as --nproc --fsize --nofile --core=0                           limits
+    setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups                       when we are root
+    bwrap --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent
+          --new-session --clearenv --as-pid-1 --ro-bind /usr /etc <python> --tmpfs /tmp
+          --bind <ws> /app --proc --dev --remount-ro /  ...  sh -c '"$@"; exit $?' <command>
+
+- As root, bwrap would keep every capability inside its namespace (enough to remount a
+  read-only bind writable) and the kernel ignores RLIMIT_NPROC for uid 0; so we drop all
+  capabilities and run as the workspace's own unprivileged uid (one per workspace, see
+  workspace.py). `/root` is 0700, so a Python tree under it is bind-mounted to a staging
+  path inside a private mount namespace first, where the unprivileged bwrap can read it.
+- `--as-pid-1` + a `sh` init: bwrap's own reaper is orphaned to the host's init when bwrap
+  exits, and an init that reaps lazily leaves zombies counted against the uid's NPROC; a
+  plain `sh` as pid 1 waits for the command and, when it exits, the kernel kills everything
+  left in the pid namespace (a `cmd &` left behind dies with the call).
+- No network: only a loopback device in a fresh network namespace.
+- Hidden paths (the package's built-in suites, which hold hidden tests, and anything the
+  caller adds) get an empty tmpfs on top if they lie inside a bound tree.
+
+Statuses: `ok` (ran to completion, whatever the exit code), `timeout` (wall clock, or the CPU
+limit: killed by SIGXCPU), `oom` (the address-space limit: MemoryError / ENOMEM / bad_alloc on
+stderr — a heuristic, RLIMIT_AS has no signal of its own), `output_truncated` (stdout+stderr
+exceeded `Limits.output_bytes`; the command is killed and what came first is kept), `killed`
+(ended by a signal, e.g. SIGXFSZ at the file-size limit), `sandbox_error` (bwrap could not set
+up, or a requested path does not exist).
+
+Without bwrap, `Sandbox()` raises `SandboxUnavailable`; `Sandbox(unsafe=True)` (or
+HARNESSRL_UNSAFE_SANDBOX=1) runs commands as plain subprocesses in the workspace directory with
+the limits but NO isolation, after a loud warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harnessrl.tasks.process import (
+    STATUSES,
+    Limits,
+    SandboxProcess,
+    SandboxResult,
+    classify_exit,
+    communicate,
+    read_all,
+)
+from harnessrl.tasks.workspace import APP, Workspace
+
+log = logging.getLogger(__name__)
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/harnessrl: holds built-in suites' hidden tests
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing (or unusable) and unsafe mode was not chosen."""
+
+
+class UnsafeSandboxWarning(UserWarning):
+    """Commands run WITHOUT isolation."""
+
+
+@dataclass(frozen=True)
+class Bind:
+    """An extra host path made visible inside the sandbox."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _accessible_to_others(path: Path) -> bool:
+    """Can an unprivileged uid traverse every ancestor and read `path`? (mode bits only)"""
+    path = path.resolve()
+    for p in [*reversed(path.parents), path]:
+        try:
+            mode = p.stat().st_mode
+        except OSError:
+            return False
+        if not mode & 0o001:
+            return False
+    return bool(path.stat().st_mode & 0o004)
+
+
+def default_python_paths() -> list[Path]:
+    """The interpreter trees a sandboxed `python` needs: the venv and the base installation."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parents[1]}
+    out = []
+    for r in sorted(roots, key=lambda p: len(str(p))):
+        r = Path(os.path.abspath(r))
+        if str(r).startswith("/usr/") or r == Path("/usr") or any(r.is_relative_to(o) for o in out):
+            continue
+        out.append(r)
+    return out
+
+
+class Sandbox:
+    """Runs commands in bubblewrap around a Workspace. Safe to share between threads."""
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        unsafe: bool | None = None,
+        python_paths: Sequence[str | Path] | None = None,
+        ro_paths: Sequence[str | Path] = (),
+        hidden: Sequence[str | Path] = (),
+        env: Mapping[str, str] | None = None,
+        bwrap: str | None = None,
+        state_dir: str | Path | None = None,
+    ):
+        self.limits = limits or Limits()
+        self.unsafe = bool(int(os.environ.get("HARNESSRL_UNSAFE_SANDBOX", "0"))) if unsafe is None else unsafe
+        self.bwrap = bwrap if bwrap is not None else bwrap_path()
+        if not self.bwrap or not Path(self.bwrap).exists() or not os.access(self.bwrap, os.X_OK):
+            if not self.unsafe:
+                raise SandboxUnavailable(
+                    "bubblewrap (bwrap) is not installed, so agent commands cannot be isolated. Install it "
+                    "(Debian/Ubuntu: apt-get install bubblewrap), or opt into running agent code WITHOUT "
+                    "isolation with Sandbox(unsafe=True) / HARNESSRL_UNSAFE_SANDBOX=1."
+                )
+            self.bwrap = None
+        if self.unsafe:
+            msg = (
+                "UNSAFE SANDBOX: agent commands run as plain subprocesses with resource limits but NO "
+                "filesystem, network or process isolation. Use only with code you trust."
+            )
+            warnings.warn(msg, UnsafeSandboxWarning, stacklevel=2)
+            log.warning(msg)
+        self.root = os.geteuid() == 0
+        paths = default_python_paths() if python_paths is None else [Path(p) for p in python_paths]
+        self.ro_paths = [Path(os.path.abspath(p)) for p in [*paths, *ro_paths]]
+        self.hidden = [Path(os.path.abspath(p)) for p in [_PACKAGE_DIR, *hidden]]
+        self.env = {
+            "PATH": ":".join([*(f"{p}/bin" for p in self.ro_paths), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": "/tmp",
+            "USER": "agent",
+            "LOGNAME": "agent",
+            "EMAIL": "agent@harnessrl.invalid",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "TERM": "xterm-256color",
+            "SHELL": "/bin/bash",
+            "TMPDIR": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        }
+        # Trees the workspace uid cannot read get staged through a private mount namespace.
+        self._staged: list[tuple[Path, Path]] = []
+        if self.bwrap and self.root:
+            base = Path(state_dir) if state_dir else Path(tempfile.gettempdir()) / "harnessrl-sandbox"
+            base.mkdir(mode=0o755, parents=True, exist_ok=True)
+            for i, p in enumerate(self.ro_paths):
+                if p.exists() and not _accessible_to_others(p):
+                    stage = base / f"stage-{i}"
+                    stage.mkdir(mode=0o755, exist_ok=True)
+                    self._staged.append((p, stage))
+
+    def hide(self, *paths: str | Path) -> None:
+        """Never show these host paths (e.g. a suite's folder) even if they lie in a bound tree."""
+        for p in paths:
+            p = Path(os.path.abspath(p))
+            if p not in self.hidden:
+                self.hidden.append(p)
+
+    # -- building the command line -------------------------------------------------------
+
+    def _bwrap_args(self, ws: Workspace, binds: Sequence[Bind], env: Mapping[str, str], cwd: str) -> list[str]:
+        staged = dict(self._staged)
+        a = [
+            self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+            "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+            "--ro-bind", "/etc", "/etc",
+        ]
+        if (ws.etc / "passwd").exists():
+            a += ["--ro-bind", str(ws.etc / "passwd"), "/etc/passwd", "--ro-bind", str(ws.etc / "group"), "/etc/group"]
+        a += ["--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        for p in self.ro_paths:
+            if p.exists():
+                a += ["--ro-bind", str(staged.get(p, p)), str(p)]
+        a += ["--bind", str(ws.root), APP]
+        for b in binds:
+            a += ["--bind" if b.writable else "--ro-bind", str(b.source), b.target]
+        bound = [*self.ro_paths, Path("/usr"), Path("/etc")]
+        for h in self.hidden:
+            if h.exists() and any(h.is_relative_to(b) for b in bound):
+                a += ["--tmpfs", str(h)]
+        a += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+        a += ["--remount-ro", "/", "--chdir", cwd]
+        for k, v in {**self.env, **env}.items():
+            a += ["--setenv", k, v]
+        return a
+
+    def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
+              env: Mapping[str, str], cwd: str, status_fd: int | None) -> list[str]:
+        inner = ["/bin/bash", "-c", command] if isinstance(command, str) else list(command)
+        nproc = limits.nproc
+        if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
+            nproc += _count_processes(os.getuid())
+        argv = [
+            "prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_mb << 20}", f"--nproc={nproc}",
+            f"--fsize={limits.file_mb << 20}", f"--nofile={limits.nofile}", "--core=0", "--",
+        ]
+        if self.bwrap is None:  # unsafe mode
+            return argv + inner
+        if self.root:
+            argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
+        argv += self._bwrap_args(ws, binds, env, cwd)
+        if status_fd is not None:
+            i = argv.index("--as-pid-1")
+            argv[i + 1:i + 1] = ["--json-status-fd", str(status_fd)]
+        argv += ["--", "/bin/sh", "-c", '"$@"; exit $?', "sh", *inner]
+        if self._staged:
+            script = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"'
+            pairs = [str(x) for src, stage in self._staged for x in (src, stage)]
+            argv = ["unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", *pairs, "--", *argv]
+        return argv
+
+    # -- one command ---------------------------------------------------------------------
+
+    def run(
+        self,
+        command: str | Sequence[str],
+        workspace: Workspace,
+        *,
+        timeout_s: float | None = None,
+        stdin: str | bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        binds: Sequence[Bind] = (),
+        cwd: str = APP,
+        limits: Limits | None = None,
+    ) -> SandboxResult:
+        """Run `command` (a bash script string, or an argv list) in a fresh sandbox; never raises
+        for anything the command does."""
+        limits = limits or self.limits
+        if timeout_s is not None:
+            limits = replace(limits, timeout_s=timeout_s)
+        missing = [str(b.source) for b in binds if not Path(b.source).exists()]
+        if missing:
+            return SandboxResult("sandbox_error", None, "", "", 0.0, detail=f"bind source missing: {missing}")
+        status_r, status_w = os.pipe() if self.bwrap else (None, None)
+        argv = self._argv(command, workspace, limits, binds, env or {}, cwd, status_w)
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True, pass_fds=[status_w] if status_w is not None else (),
+                cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
+            )
+        except OSError as err:
+            for fd in (status_r, status_w):
+                if fd is not None:
+                    os.close(fd)
+            return SandboxResult("sandbox_error", None, "", "", time.perf_counter() - t0, detail=f"cannot start: {err}")
+        if status_w is not None:
+            os.close(status_w)
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes)
+        wall = time.perf_counter() - t0
+        status_json = read_all(status_r) if status_r is not None else b""
+        return classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json, self.bwrap is not None, limits)
+
+    def _host_env(self) -> dict[str, str]:
+        # The chain (unshare/prlimit/setpriv/bwrap) needs a PATH; bwrap --clearenv drops it.
+        return {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **({k: v for k, v in self.env.items()} if self.bwrap is None else {})}
+
+    # -- long-lived processes -----------------------------------------------------------------
+
+    def spawn(
+        self,
+        command: str | Sequence[str],
+        workspace: Workspace,
+        *,
+        lifetime_s: float = 3600.0,
+        env: Mapping[str, str] | None = None,
+        binds: Sequence[Bind] = (),
+        cwd: str = APP,
+        limits: Limits | None = None,
+        buffer_bytes: int = 1_000_000,
+    ) -> SandboxProcess:
+        """Start a long-lived sandboxed process with a stdin pipe and merged stdout/stderr.
+
+        CPU time is limited to `lifetime_s` per process; the sandbox is killed after
+        `lifetime_s` wall seconds or at `close()`.
+        """
+        limits = replace(limits or self.limits, timeout_s=lifetime_s, cpu_s=max(1, int(lifetime_s)))
+        argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True, cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
+        )
+        return SandboxProcess(proc, lifetime_s, buffer_bytes)
+
+
+def _count_processes(uid: int) -> int:
+    n = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+__all__ = ["STATUSES", "Bind", "Limits", "Sandbox", "SandboxProcess", "SandboxResult", "SandboxUnavailable",
+           "UnsafeSandboxWarning", "bwrap_path", "default_python_paths"]
