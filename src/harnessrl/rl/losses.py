@@ -1,0 +1,404 @@
+"""Policy objectives, value loss, KL estimators and loss aggregation as pure tensor functions.
+
+Shapes: B = sequences (or samples), T = tokens (T = 1 for classic RL). log_prob and
+old_log_prob are the per-token log-probabilities of the taken tokens/actions under the
+current and the behaviour policy; mask is 1 on tokens that are trained on.
+
+Registries (configs pick by name; names as in verl / TRL):
+  POLICY_LOSSES  ppo | grpo | rloo (token-level clipped ratio), gspo (sequence ratio),
+                 gspo_token (sequence ratio value, per-token gradient)
+  AGGREGATIONS   token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm
+  KL_ESTIMATORS  k1 (kl) | k2 (mse) | k3 (low_var_kl)
+Every policy loss returns a `LossOutput`: the scalar loss and detached diagnostics (clip
+fractions low/high, approximate KL, ratio min/mean/max, entropy when logits are given).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from harnessrl.rl.masked import check_mask, masked_mean
+from harnessrl.rl.registry import Registry
+
+POLICY_LOSSES: Registry[Callable[..., "LossOutput"]] = Registry("policy loss")
+AGGREGATIONS: Registry[Callable[..., Tensor]] = Registry("loss aggregation")
+KL_ESTIMATORS: Registry[Callable[[Tensor], Tensor]] = Registry("KL estimator")
+
+#: TRL GRPOConfig.loss_type -> the aggregation it performs.
+TRL_LOSS_TYPES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm", "dapo": "token-mean"}
+#: The advantage estimator each objective is normally paired with (see rl.advantages.ADVANTAGES).
+DEFAULT_ADVANTAGE = {"ppo": "gae", "grpo": "grpo", "rloo": "rloo", "gspo": "grpo", "gspo_token": "grpo"}
+
+
+@dataclass
+class LossOutput:
+    loss: Tensor  # scalar, differentiable
+    metrics: dict[str, Tensor] = field(default_factory=dict)  # detached scalars
+
+
+# ----------------------------------------------------------------------------------------
+# Aggregation: (B, T) per-token losses -> scalar
+
+
+@AGGREGATIONS.register("token-mean")
+def token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
+    """sum(loss * mask) / sum(mask): every token weighs the same (TRL bnpo/dapo)."""
+    return masked_mean(loss, mask)
+
+
+@AGGREGATIONS.register("seq-mean-token-sum")
+def seq_mean_token_sum(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
+    """Mean over non-empty sequences of each sequence's token sum."""
+    per_seq = (loss if mask is None else loss * mask).sum(-1)
+    return _mean_nonempty(per_seq, mask)
+
+
+@AGGREGATIONS.register("seq-mean-token-mean")
+def seq_mean_token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
+    """Mean over non-empty sequences of each sequence's token mean (TRL loss_type="grpo")."""
+    if mask is None:
+        return loss.mean()
+    per_seq = (loss * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+    return _mean_nonempty(per_seq, mask)
+
+
+@AGGREGATIONS.register("seq-mean-token-sum-norm")
+def seq_mean_token_sum_norm(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
+    """sum(loss * mask) / (B * norm) with a constant norm (default T): Dr. GRPO's unbiased form."""
+    B, T = loss.shape
+    total = loss.sum() if mask is None else (loss * mask).sum()
+    return total / (B * (T if norm is None else norm))
+
+
+def _mean_nonempty(per_seq: Tensor, mask: Tensor | None) -> Tensor:
+    if mask is None:
+        return per_seq.mean()
+    nonempty = (mask.sum(-1) > 0).to(per_seq.dtype)
+    return (per_seq * nonempty).sum() / nonempty.sum().clamp(min=1)
+
+
+def aggregate(loss: Tensor, mask: Tensor | None, mode: str = "token-mean", norm: float | None = None) -> Tensor:
+    """Reduce per-token losses (B, T) to a scalar with the named aggregation."""
+    return AGGREGATIONS.get(mode)(loss, mask, norm)
+
+
+# ----------------------------------------------------------------------------------------
+# KL to a reference policy
+
+
+def _kl_input(log_prob: Tensor, ref_log_prob: Tensor) -> Tensor:
+    return log_prob - ref_log_prob
+
+
+@KL_ESTIMATORS.register("k1", "kl")
+def kl_k1(x: Tensor) -> Tensor:
+    """k1 = x, x = log pi - log pi_ref (unbiased, high variance, can be negative)."""
+    return x
+
+
+@KL_ESTIMATORS.register("k2", "mse")
+def kl_k2(x: Tensor) -> Tensor:
+    """k2 = x^2 / 2."""
+    return 0.5 * x.square()
+
+
+@KL_ESTIMATORS.register("k3", "low_var_kl")
+def kl_k3(x: Tensor) -> Tensor:
+    """k3 = exp(-x) + x - 1 >= 0, x clamped to [-20, 20] and the result to [-10, 10] (verl)."""
+    x = x.clamp(-20.0, 20.0)
+    return (torch.exp(-x) + x - 1.0).clamp(-10.0, 10.0)
+
+
+def kl_penalty(log_prob: Tensor, ref_log_prob: Tensor, kind: str = "k3") -> Tensor:
+    """Per-token KL estimate (B, T) between the policy and the reference."""
+    return KL_ESTIMATORS.get(kind)(_kl_input(log_prob, ref_log_prob))
+
+
+def kl_loss(log_prob: Tensor, ref_log_prob: Tensor, mask: Tensor | None = None, kind: str = "k3",
+            agg: str = "token-mean", norm: float | None = None) -> Tensor:
+    """KL as a loss term (verl use_kl_loss; multiply by a coefficient such as 1e-3). Scalar."""
+    mask = check_mask(mask, log_prob)
+    return aggregate(kl_penalty(log_prob, ref_log_prob, kind), mask, agg, norm)
+
+
+def kl_in_reward(token_rewards: Tensor, log_prob: Tensor, ref_log_prob: Tensor, mask: Tensor | None = None,
+                 coef: float = 1e-3, kind: str = "k1") -> Tensor:
+    """Rewards with the KL folded in: r_t - coef * kl_t (no gradient), 0 where masked. (B, T)."""
+    mask = check_mask(mask, token_rewards)
+    out = token_rewards - coef * kl_penalty(log_prob.detach(), ref_log_prob.detach(), kind)
+    return out if mask is None else out * mask
+
+
+# ----------------------------------------------------------------------------------------
+# Policy objectives
+
+
+def entropy_from_logits(logits: Tensor) -> Tensor:
+    """Entropy of softmax(logits) over the last dim: (..., V) -> (...)."""
+    logp = torch.log_softmax(logits, dim=-1)
+    return -(logp.exp() * logp).sum(-1)
+
+
+@dataclass(frozen=True)
+class _Live:
+    """A mask in the forms the diagnostics need, computed once per loss call."""
+
+    weights: Tensor | None  # float mask, or None when every position counts
+    flags: Tensor | None  # the same as bool
+    count: Tensor  # number of counted positions, at least 1 (a divisor)
+
+    @staticmethod
+    def of(mask: Tensor | None, like: Tensor) -> "_Live":
+        if mask is None:
+            return _Live(None, None, like.new_tensor(float(like.numel())))
+        return _Live(mask, mask.bool(), mask.sum().clamp(min=1))
+
+    def mean(self, x: Tensor) -> Tensor:
+        return (x.sum() if self.weights is None else (x * self.weights).sum()) / self.count
+
+    def fraction(self, flags: Tensor) -> Tensor:
+        """Share of counted positions where `flags` (which may broadcast) is set."""
+        hits = flags if self.flags is None else flags & self.flags
+        return hits.sum().to(self.count.dtype) / self.count
+
+
+def _ratio_metrics(ratio: Tensor, live: _Live, token_ratio: Tensor, log_ratio: Tensor, token_live: _Live,
+                   logits: Tensor | None) -> dict[str, Tensor]:
+    """ratio min/mean/max over `live`; approx KL and entropy over `token_live`."""
+    with torch.no_grad():
+        mean = live.mean(ratio)
+        # Masked-out positions take the mean, which lies in [min, max] and so changes neither.
+        rmin, rmax = torch.aminmax(ratio if live.flags is None else torch.where(live.flags, ratio, mean))
+        m = {
+            "ratio_min": rmin,
+            "ratio_mean": mean,
+            "ratio_max": rmax,
+            # Schulman's k3 estimate of KL(old || new) from samples of the old policy: E[(r - 1) - log r]
+            "approx_kl": (mean if token_ratio is ratio else token_live.mean(token_ratio)) - token_live.mean(log_ratio) - 1.0,
+        }
+        if logits is not None:
+            m["entropy"] = token_live.mean(entropy_from_logits(logits))
+    return m
+
+
+def _broadcast_adv(advantages: Tensor, like: Tensor) -> Tensor:
+    """(B, T) advantages as they are; (B,) as a (B, 1) view that broadcasts over tokens."""
+    if advantages.shape == like.shape:
+        return advantages
+    if advantages.dim() == 1 and advantages.shape[0] == like.shape[0]:
+        return advantages[:, None]
+    raise ValueError(f"advantages have shape {tuple(advantages.shape)}; expected {tuple(like.shape)} or ({like.shape[0]},)")
+
+
+class _ClippedSurrogate(torch.autograd.Function):
+    """PPO's pessimistic surrogate max(-A r, -A clip(r, 1-eps_low, 1+eps_high)), r = exp(log_ratio).
+
+    Where PPO clips, the loss is -A times the constant bound and has no gradient; elsewhere
+    d(-A r)/d log_ratio = -A r, i.e. the loss itself. So the forward pass saves one tensor and
+    the backward pass is one multiply, instead of autograd through clamp, exp and maximum.
+    log_ratio > max_log_ratio is clamped (no gradient there) against overflow. Advantages are
+    constants here, as in every policy-gradient objective.
+    """
+
+    @staticmethod
+    def forward(ctx, log_ratio, adv, clip_low, clip_high, dual_clip, max_log_ratio):
+        adv = adv.detach()
+        over = log_ratio > max_log_ratio
+        ratio = torch.exp(log_ratio.clamp(max=max_log_ratio))
+        neg = adv < 0
+        low = (ratio < 1.0 - clip_low) & neg
+        high = (ratio > 1.0 + clip_high) & (adv > 0)
+        clipped = low | high
+        surrogate = torch.where(clipped, ratio.clamp(1.0 - clip_low, 1.0 + clip_high), ratio)
+        dual = None
+        if dual_clip is not None:
+            # for A < 0 the loss -A r is bounded by -A c (Ye et al. 2020): no gradient past c
+            dual = neg & (ratio > dual_clip)
+            surrogate = surrogate.masked_fill(dual, dual_clip)
+            clipped = clipped | dual
+        loss = -adv * surrogate
+        ctx.save_for_backward(loss.masked_fill(clipped | over, 0.0))
+        ctx.mark_non_differentiable(ratio, low, high, *([] if dual is None else [dual]))
+        return loss, ratio, low, high, dual
+
+    @staticmethod
+    def backward(ctx, grad_loss, *_):
+        (coef,) = ctx.saved_tensors
+        return grad_loss * coef, None, None, None, None, None
+
+
+def _clipped(log_ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float, dual_clip: float | None,
+             max_log_ratio: float = 20.0):
+    """Per-element clipped loss plus (ratio, low, high, dual) clip indicators for the diagnostics."""
+    if dual_clip is not None and dual_clip <= 1.0:
+        raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
+    return _ClippedSurrogate.apply(log_ratio, adv, clip_low, clip_high, dual_clip, max_log_ratio)
+
+
+@POLICY_LOSSES.register("ppo")
+def ppo_loss(
+    log_prob: Tensor,
+    old_log_prob: Tensor,
+    advantages: Tensor,
+    mask: Tensor | None = None,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float | None = None,
+    dual_clip: float | None = None,
+    agg: str = "token-mean",
+    norm: float | None = None,
+    logits: Tensor | None = None,
+) -> LossOutput:
+    """PPO-clip on the token-level ratio r_t = pi/pi_old: max(-A r, -A clip(r, 1-eps_low, 1+eps_high)).
+
+    log_prob, old_log_prob, mask: (B, T); advantages: (B, T) or (B,) broadcast over tokens.
+    clip_high None = clip_low (symmetric). dual_clip c > 1 bounds the loss of A < 0 tokens
+    by -c A (Ye et al. 2020). logits: (B, T, V), only for the entropy diagnostic.
+    """
+    mask = check_mask(mask, log_prob)
+    clip_high = clip_low if clip_high is None else clip_high
+    adv = _broadcast_adv(advantages, log_prob)
+    log_ratio = log_prob - old_log_prob
+    # log-ratio clamped above at 20 against overflow; below -20 the ratio is ~0 either way (verl clamps both).
+    loss, ratio, low, high, dual = _clipped(log_ratio, adv, clip_low, clip_high, dual_clip)
+    live = _Live.of(mask, log_prob)
+    metrics = _ratio_metrics(ratio, live, ratio, log_ratio.detach().clamp(max=20.0), live, logits)
+    with torch.no_grad():
+        metrics["clipfrac_low"] = live.fraction(low)
+        metrics["clipfrac_high"] = live.fraction(high)
+        metrics["clipfrac"] = metrics["clipfrac_low"] + metrics["clipfrac_high"]
+        if dual is not None:
+            metrics["clipfrac_dual"] = live.fraction(dual)
+    return LossOutput(aggregate(loss, mask, agg, norm), metrics)
+
+
+@POLICY_LOSSES.register("grpo")
+def grpo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: Tensor | None = None, *,
+              clip_low: float = 0.2, clip_high: float | None = None, dual_clip: float | None = None,
+              agg: str = "token-mean", norm: float | None = None, logits: Tensor | None = None) -> LossOutput:
+    """GRPO: the token-level clipped objective with group-relative advantages (shapes as `ppo_loss`)."""
+    return ppo_loss(log_prob, old_log_prob, advantages, mask, clip_low=clip_low, clip_high=clip_high,
+                    dual_clip=dual_clip, agg=agg, norm=norm, logits=logits)
+
+
+POLICY_LOSSES.register("rloo")(grpo_loss)
+
+
+def sequence_log_ratio(log_prob: Tensor, old_log_prob: Tensor, mask: Tensor | None) -> Tensor:
+    """log s_i = mean over the sequence's tokens of (log pi - log pi_old), clamped at 10 (verl). (B,)."""
+    return _token_mean_per_sequence(log_prob - old_log_prob, mask).clamp(max=10.0)
+
+
+def _token_mean_per_sequence(x: Tensor, mask: Tensor | None) -> Tensor:
+    return x.mean(-1) if mask is None else (x * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+
+
+def _sequence_adv(advantages: Tensor, like: Tensor, mask: Tensor | None) -> Tensor:
+    if advantages.dim() == 1:
+        if advantages.shape[0] != like.shape[0]:
+            raise ValueError(f"advantages have {advantages.shape[0]} entries for {like.shape[0]} sequences")
+        return advantages
+    return masked_mean(_broadcast_adv(advantages, like), mask, dim=-1)  # token-level input: its sequence mean
+
+
+def _aggregate_sequences(seq_loss: Tensor, lengths: Tensor, mode: str, T: int, norm: float | None) -> Tensor:
+    """`aggregate` of a loss that is constant over each sequence's tokens, from (B,) values directly."""
+    AGGREGATIONS.get(mode)  # unknown names fail the same way as in `aggregate`
+    nonempty = (lengths > 0).to(seq_loss.dtype)
+    if mode == "token-mean":
+        return (seq_loss * lengths).sum() / lengths.sum().clamp(min=1)
+    if mode == "seq-mean-token-mean":
+        return (seq_loss * nonempty).sum() / nonempty.sum().clamp(min=1)
+    if mode == "seq-mean-token-sum":
+        return (seq_loss * lengths).sum() / nonempty.sum().clamp(min=1)
+    return (seq_loss * lengths).sum() / (seq_loss.shape[0] * (T if norm is None else norm))
+
+
+def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token: bool):
+    mask = check_mask(mask, log_prob)
+    diff = log_prob - old_log_prob
+    log_s = _token_mean_per_sequence(diff, mask).clamp(max=10.0)  # (B,), as sequence_log_ratio
+    B, T = log_prob.shape
+    lengths = log_prob.new_full((B,), T) if mask is None else mask.sum(-1)
+    token_live, seq_live = _Live.of(mask, log_prob), _Live.of((lengths > 0).to(log_prob.dtype), lengths)
+    if per_token:
+        # GSPO-token: the value of every token's ratio is s_i, its gradient flows through its own token.
+        log_ratio = log_prob - log_prob.detach() + log_s.detach()[:, None]
+        loss, _, low, high, _ = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None, 10.0)
+        out = aggregate(loss, mask, agg, norm)
+        clip_live = token_live
+    else:
+        adv = _sequence_adv(advantages, log_prob, mask)
+        seq_loss, _, low, high, _ = _clipped(log_s, adv, clip_low, clip_high, None, 10.0)
+        out = _aggregate_sequences(seq_loss, lengths, agg, T, norm)  # every token carries its sequence's loss
+        clip_live = seq_live
+    with torch.no_grad():
+        diff = diff.detach()
+        metrics = _ratio_metrics(torch.exp(log_s), seq_live, torch.exp(diff), diff, token_live, logits)
+        metrics["clipfrac_low"], metrics["clipfrac_high"] = clip_live.fraction(low), clip_live.fraction(high)
+        metrics["clipfrac"] = metrics["clipfrac_low"] + metrics["clipfrac_high"]
+    return LossOutput(out, metrics)
+
+
+@POLICY_LOSSES.register("gspo")
+def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: Tensor | None = None, *,
+              clip_low: float = 3e-4, clip_high: float | None = 4e-4, dual_clip: float | None = None,
+              agg: str = "seq-mean-token-mean", norm: float | None = None, logits: Tensor | None = None) -> LossOutput:
+    """GSPO (Zheng et al. 2025): s_i = exp(mean_t log-ratio); loss_i = max(-A_i s_i, -A_i clip(s_i, 1-eps_low, 1+eps_high)).
+
+    log_prob, old_log_prob, mask: (B, T); advantages: (B,) (a (B, T) input is reduced to its
+    per-sequence mean). Each token carries its sequence's loss, so the default aggregation
+    gives the paper's (1/G) sum_i. Ratio and clip diagnostics are per sequence. GSPO has no
+    dual clip: dual_clip must stay None.
+    """
+    if dual_clip is not None:
+        raise ValueError("GSPO has no dual clip; leave dual_clip unset")
+    clip_high = clip_low if clip_high is None else clip_high
+    return _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token=False)
+
+
+@POLICY_LOSSES.register("gspo_token")
+def gspo_token_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: Tensor | None = None, *,
+                    clip_low: float = 3e-4, clip_high: float | None = 4e-4, dual_clip: float | None = None,
+                    agg: str = "seq-mean-token-mean", norm: float | None = None,
+                    logits: Tensor | None = None) -> LossOutput:
+    """GSPO-token: ratio value sg[s_i] * pi(y_t)/sg[pi(y_t)], so token-level advantages (B, T) are
+    allowed; with a constant per-sequence advantage it equals `gspo_loss` in value and gradient."""
+    if dual_clip is not None:
+        raise ValueError("GSPO has no dual clip; leave dual_clip unset")
+    clip_high = clip_low if clip_high is None else clip_high
+    return _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token=True)
+
+
+def policy_loss(name: str, *args: Any, **kwargs: Any) -> LossOutput:
+    """Call the registered policy loss `name` (ppo, grpo, rloo, gspo, gspo_token)."""
+    return POLICY_LOSSES.get(name)(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------
+# Value loss
+
+
+def value_loss(values: Tensor, old_values: Tensor, returns: Tensor, mask: Tensor | None = None, *,
+               clip: float | None = None, agg: str = "token-mean", norm: float | None = None) -> LossOutput:
+    """0.5 (V - R)^2, or with clip: 0.5 max((V - R)^2, (clip(V, V_old - c, V_old + c) - R)^2).
+
+    values, old_values, returns, mask: (B, T) (T = 1 for classic RL) or (B,) with mask None.
+    """
+    if values.dim() == 1:
+        values, old_values, returns = values[:, None], old_values[:, None], returns[:, None]
+        mask = None if mask is None else mask[:, None]
+    mask = check_mask(mask, values)
+    err = (values - returns).square()
+    if clip is None:
+        return LossOutput(0.5 * aggregate(err, mask, agg, norm), {})
+    clipped = old_values + (values - old_values).clamp(-clip, clip)
+    err_clipped = (clipped - returns).square()
+    loss = 0.5 * aggregate(torch.maximum(err, err_clipped), mask, agg, norm)
+    frac = masked_mean((err_clipped > err).to(values.dtype), mask).detach()
+    return LossOutput(loss, {"vf_clipfrac": frac})
