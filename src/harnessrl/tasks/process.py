@@ -78,15 +78,48 @@ def read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def kill_group(proc: subprocess.Popen) -> None:
-    """Kill the chain's process group; bwrap's death takes the pid namespace with it."""
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _owner(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def kill_sandbox(proc: subprocess.Popen, uid: int) -> None:
+    """Kill a sandbox so nothing is left behind, zombies included.
+
+    SIGKILL to the sandbox's pid 1 (bwrap's child, owned by the workspace uid — checked, so a
+    recycled pid is never hit) empties the pid namespace and lets bwrap reap it and exit;
+    killing bwrap first would orphan that pid 1 to the host's init, which may reap slowly or
+    never. The process group is killed after as a fallback.
+    """
+    if proc.poll() is None:
+        for child in _children(proc.pid):
+            if _owner(child) == uid:
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def communicate(proc: subprocess.Popen, stdin: bytes | None, timeout: float, cap: int) -> tuple[bytes, bytes, bool, bool]:
+def communicate(proc: subprocess.Popen, stdin: bytes | None, timeout: float, cap: int,
+                uid: int) -> tuple[bytes, bytes, bool, bool]:
     """Feed stdin, collect stdout/stderr up to `cap` bytes in total, enforce the wall clock."""
     deadline = time.monotonic() + timeout
     sel = selectors.DefaultSelector()
@@ -132,7 +165,7 @@ def communicate(proc: subprocess.Popen, stdin: bytes | None, timeout: float, cap
         if truncated:
             break
     if timed_out or truncated:
-        kill_group(proc)
+        kill_sandbox(proc, uid)
     sel.close()
     for f in (proc.stdin, proc.stdout, proc.stderr):
         if not f.closed:
@@ -140,7 +173,7 @@ def communicate(proc: subprocess.Popen, stdin: bytes | None, timeout: float, cap
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
-        kill_group(proc)
+        kill_sandbox(proc, uid)
         proc.wait()
     return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), timed_out, truncated
 
@@ -165,7 +198,7 @@ def classify_exit(code: int, out: bytes, err: bytes, wall: float, timed_out: boo
     if code < 0:  # unsafe mode: the direct child died of a signal
         code = 128 - code
     sig = code - 128 if 128 < code < 128 + 65 else None
-    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and wall < limits.timeout_s and _cpu_boundkill_group(wall, limits)):
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and wall < limits.timeout_s and _cpu_bound_kill(wall, limits)):
         return result("timeout", code, f"CPU-time limit of {limits.cpu_s} s", sig)
     if code != 0 and _OOM_MARKERS.search(err[-4096:]):
         return result("oom", code, f"memory limit of {limits.memory_mb} MB", sig)
@@ -176,7 +209,7 @@ def classify_exit(code: int, out: bytes, err: bytes, wall: float, timed_out: boo
     return result("ok", code)
 
 
-def _cpu_boundkill_group(wall: float, limits: Limits) -> bool:
+def _cpu_bound_kill(wall: float, limits: Limits) -> bool:
     # The hard CPU limit ends a process with SIGKILL; only plausible once cpu_s has elapsed.
     return wall >= limits.cpu_s * 0.9
 
@@ -188,8 +221,9 @@ class SandboxProcess:
     arrives before it is read, the oldest bytes are dropped and `dropped_bytes` counts them.
     """
 
-    def __init__(self, proc: subprocess.Popen, lifetime_s: float, buffer_bytes: int):
+    def __init__(self, proc: subprocess.Popen, lifetime_s: float, buffer_bytes: int, uid: int):
         self._proc = proc
+        self._uid = uid
         self._buf = bytearray()
         self._cap = buffer_bytes
         self.dropped_bytes = 0
@@ -250,7 +284,7 @@ class SandboxProcess:
             return text
 
     def kill(self) -> None:
-        kill_group(self._proc)
+        kill_sandbox(self._proc, self._uid)
 
     def close(self, grace_s: float = 0.0) -> int | None:
         """Kill the sandbox (after `grace_s` to exit by itself) and reap it; return its exit code."""

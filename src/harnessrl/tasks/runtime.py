@@ -33,7 +33,7 @@ class TaskRuntime:
     def __init__(self, task: Task, sandbox: Sandbox, *, quota_mb: int = 256, setup_timeout_s: float = 60.0):
         self.task = task
         self.sandbox = sandbox
-        sandbox.hide(task.root)  # hidden tests and solutions must stay invisible to the agent
+        sandbox.hide(task.root, task.root.parent)  # the suite's hidden tests and solutions
         self.workspace = Workspace.create(task.workspace_dir, quota_mb=quota_mb)
         self._terminals: list[TmuxTerminal] = []
         if task.setup_script:

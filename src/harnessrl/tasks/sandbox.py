@@ -191,7 +191,8 @@ class Sandbox:
 
     # -- building the command line -------------------------------------------------------
 
-    def _bwrap_args(self, ws: Workspace, binds: Sequence[Bind], env: Mapping[str, str], cwd: str) -> list[str]:
+    def _bwrap_args(self, ws: Workspace, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
+                    cwd: str) -> list[str]:
         staged = dict(self._staged)
         a = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
@@ -202,9 +203,9 @@ class Sandbox:
         ]
         if (ws.etc / "passwd").exists():
             a += ["--ro-bind", str(ws.etc / "passwd"), "/etc/passwd", "--ro-bind", str(ws.etc / "group"), "/etc/group"]
-        a += ["--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-        for p in self.ro_paths:
-            if p.exists():
+        a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        for p in self.ro_paths:  # a tree inside a hidden path is not bound at all
+            if p.exists() and not any(p.is_relative_to(h) for h in self.hidden):
                 a += ["--ro-bind", str(staged.get(p, p)), str(p)]
         a += ["--bind", str(ws.root), APP]
         for b in binds:
@@ -213,7 +214,7 @@ class Sandbox:
         for h in self.hidden:
             if h.exists() and any(h.is_relative_to(b) for b in bound):
                 a += ["--tmpfs", str(h)]
-        a += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+        a += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--remount-ro", "/", "--chdir", cwd]
         for k, v in {**self.env, **env}.items():
             a += ["--setenv", k, v]
@@ -233,7 +234,7 @@ class Sandbox:
             return argv + inner
         if self.root:
             argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
-        argv += self._bwrap_args(ws, binds, env, cwd)
+        argv += self._bwrap_args(ws, limits, binds, env, cwd)
         if status_fd is not None:
             i = argv.index("--as-pid-1")
             argv[i + 1:i + 1] = ["--json-status-fd", str(status_fd)]
@@ -283,7 +284,7 @@ class Sandbox:
         if status_w is not None:
             os.close(status_w)
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes)
+        out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes, workspace.uid)
         wall = time.perf_counter() - t0
         status_json = read_all(status_r) if status_r is not None else b""
         return classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json, self.bwrap is not None, limits)
@@ -317,7 +318,7 @@ class Sandbox:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True, cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
         )
-        return SandboxProcess(proc, lifetime_s, buffer_bytes)
+        return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid)
 
 
 def _count_processes(uid: int) -> int:
