@@ -5,7 +5,8 @@ only headless / disable-gpu / no-sandbox, so there is no hook for more flags. `M
 subclasses it and owns the whole start-up instead:
 
 - Chromium gets miniwob's flags plus `EXTRA_CHROMIUM_FLAGS` (no background networking, no
-  component updates, no first-run, no /dev/shm); its scratch profile is deleted even after a kill;
+  component updates, no first-run, no /dev/shm) and a private TMPDIR (profile, shared memory)
+  that close() deletes;
 - chromedriver starts in its own session, so every Chromium process it spawns shares one
   process group that `close()` can kill in one call after the graceful `quit()`;
 - a failed start-up, an exception or a KeyboardInterrupt anywhere still ends in `close()`, and
@@ -20,7 +21,9 @@ import atexit
 import os
 import shutil
 import signal
+import tempfile
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -77,26 +80,14 @@ def chromium_options(binary: str) -> webdriver.ChromeOptions:
     """The Chromium command line for every MiniWoB browser harnessrl starts.
 
     No --user-data-dir: with one, headless Chromium's page never has focus and focus-driven
-    tasks (focus-text) cannot be solved. chromedriver's own scoped profile is removed on close.
+    tasks (focus-text) cannot be solved. chromedriver's scoped profile and Chromium's shared
+    memory files go to a private TMPDIR instead, which close() deletes.
     """
     options = webdriver.ChromeOptions()
     options.binary_location = binary
     for flag in (*MINIWOB_HEADLESS_FLAGS, *EXTRA_CHROMIUM_FLAGS):
         options.add_argument(flag)
     return options
-
-
-def _profile_dirs(procs: list[psutil.Process]) -> set[str]:
-    """The --user-data-dir chromedriver gave Chromium (to delete it if quit() did not)."""
-    dirs = set()
-    for proc in procs:
-        try:
-            for arg in proc.cmdline():
-                if arg.startswith("--user-data-dir="):
-                    dirs.add(arg.split("=", 1)[1])
-        except psutil.Error:
-            pass
-    return dirs
 
 
 # ----------------------------------------------------------------------------------------
@@ -138,12 +129,30 @@ def kill_process_tree(process, also: list[psutil.Process] = ()) -> None:
             proc.kill()
         except psutil.NoSuchProcess:
             pass
-    psutil.wait_procs(procs, timeout=5)
+    _wait_gone(procs, timeout=5.0)
     if process is not None:
         try:
             process.wait(timeout=5)
         except Exception:
             pass
+
+
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> None:
+    """Until every process has exited. A zombie counts as gone: Chromium's helpers are
+    reparented to init once chromedriver dies, and init reaps them in its own time."""
+    deadline = time.monotonic() + timeout
+    pending = list(procs)
+    while pending and time.monotonic() < deadline:
+        still = []
+        for proc in pending:
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    still.append(proc)
+            except psutil.NoSuchProcess:
+                pass
+        pending = still
+        if pending:
+            time.sleep(0.01)
 
 
 class ManagedInstance(SeleniumInstance):
@@ -152,6 +161,7 @@ class ManagedInstance(SeleniumInstance):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._service: ChromeService | None = None
+        self._tmpdir: str | None = None
         self._closed = False
         self._close_lock = threading.Lock()
 
@@ -160,7 +170,12 @@ class ManagedInstance(SeleniumInstance):
         if hasattr(self, "driver"):
             raise BrowserError(f"instance {self.index} already has a driver")
         binary, chromedriver = browser_paths()
-        self._service = ChromeService(executable_path=chromedriver, popen_kw={"start_new_session": True})
+        self._tmpdir = tempfile.mkdtemp(prefix="harnessrl-chromium-")
+        self._service = ChromeService(
+            executable_path=chromedriver,
+            env={**os.environ, "TMPDIR": self._tmpdir},
+            popen_kw={"start_new_session": True},
+        )
         with _LIVE_LOCK:
             _LIVE.add(self)
         try:
@@ -201,7 +216,11 @@ class ManagedInstance(SeleniumInstance):
             return []
 
     def close(self) -> None:
-        """Quit gracefully, then kill whatever is left. Safe to call twice, from any thread."""
+        """Kill chromedriver's process group and delete the TMPDIR. Safe twice, from any thread.
+
+        No WebDriver quit: Chromium keeps nothing worth a graceful exit (profile and shared
+        memory live in our TMPDIR), and selenium's quit() polls chromedriver for a second.
+        """
         with self._close_lock:
             if self._closed:
                 return
@@ -213,14 +232,12 @@ class ManagedInstance(SeleniumInstance):
                 if process is not None and process.poll() is None:
                     survivors = psutil.Process(process.pid).children(recursive=True)
                 if getattr(self, "driver", None) is not None:
-                    self.driver.quit()
+                    self.driver.command_executor.close()  # the HTTP pool to chromedriver
             except Exception:
-                pass  # the kill below is what guarantees the outcome
+                pass
             finally:
-                profiles = _profile_dirs(survivors)
                 kill_process_tree(process, survivors)
-                for profile in profiles:
-                    if Path(profile).name.startswith("org.chromium.Chromium.scoped_dir"):
-                        shutil.rmtree(profile, ignore_errors=True)
+                if self._tmpdir:
+                    shutil.rmtree(self._tmpdir, ignore_errors=True)
                 with _LIVE_LOCK:
                     _LIVE.discard(self)

@@ -11,6 +11,8 @@ KeyboardInterrupt, and anything still open at interpreter exit is closed by brow
 
 from __future__ import annotations
 
+import atexit
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -27,10 +29,15 @@ R = TypeVar("R")
 
 
 class BrowserPool:
-    def __init__(self, size: int = 2, *, screenshots: bool = False) -> None:
+    """`size` browsers at most; with `overflow=True` a checkout never waits (an extra browser
+    starts when all are busy) and only `size` idle browsers are kept. The rollout loop opens
+    every env of a group before stepping any, so its shared pool must overflow, not wait."""
+
+    def __init__(self, size: int = 2, *, screenshots: bool = False, overflow: bool = False) -> None:
         if size < 1:
             raise ValueError(f"BrowserPool size must be >= 1, got {size}")
         self.size = size
+        self.overflow = overflow
         self._screenshots = screenshots
         self._idle: list[MiniWoBEnv] = []
         self._all: list[MiniWoBEnv] = []
@@ -50,7 +57,7 @@ class BrowserPool:
                     env = next((e for e in self._idle if e.task == task), self._idle[0])
                     self._idle.remove(env)
                     break
-                if len(self._all) + self._starting < self.size:
+                if self.overflow or len(self._all) + self._starting < self.size:
                     self._starting += 1
                     env = None
                     break
@@ -77,13 +84,14 @@ class BrowserPool:
     def release(self, env: MiniWoBEnv, broken: bool = False) -> None:
         """Return an env; a `broken` one (its browser failed) is closed and replaced on demand."""
         with self._cond:
-            if broken or self._closed:
+            discard = broken or self._closed or len(self._idle) >= self.size
+            if discard:
                 if env in self._all:
                     self._all.remove(env)
             else:
                 self._idle.append(env)
             self._cond.notify_all()
-        if broken or self._closed:
+        if discard:
             env.close()
 
     @contextmanager
@@ -138,3 +146,50 @@ class BrowserPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ----------------------------------------------------------------------------------------
+# The process-wide pool behind the rollout loop's env opener
+
+
+class PooledEnv:
+    """A `MiniWoBEnv` on loan from a pool: same API; `close()` hands the browser back."""
+
+    def __init__(self, pool: BrowserPool, env: MiniWoBEnv) -> None:
+        self._pool, self._env = pool, env
+
+    def __getattr__(self, name: str):
+        env = self.__dict__.get("_env")
+        if env is None:
+            raise BrowserError("this MiniWoB env was closed (returned to its pool)")
+        return getattr(env, name)
+
+    def close(self) -> None:
+        env, self._env = self.__dict__.get("_env"), None
+        if env is not None:
+            self._pool.release(env)
+
+
+_SHARED: BrowserPool | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool() -> BrowserPool:
+    """The pool `open_env` draws from; HARNESSRL_MINIWOB_BROWSERS idle browsers are kept (default 2)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None or _SHARED._closed:
+            size = int(os.environ.get("HARNESSRL_MINIWOB_BROWSERS", "2"))
+            _SHARED = BrowserPool(size, overflow=True)
+        return _SHARED
+
+
+def close_shared_pool() -> None:
+    """Close every browser of the shared pool (also runs at interpreter exit)."""
+    with _SHARED_LOCK:
+        pool = _SHARED
+    if pool is not None:
+        pool.close()
+
+
+atexit.register(close_shared_pool)

@@ -58,7 +58,7 @@ def run_oracle_episode(env: MiniWoBEnv, seed: int, oracle: Oracle | None = None,
     else:
         status, outcome = "turn_limit", "turn_limit"
     return Episode(
-        context=Context(task_id=env.task, harness_id="", env_id=ENV_ID, seed=int(seed)),
+        context=Context(task_id=f"{ENV_ID}/{env.task}", harness_id="", env_id=ENV_ID, seed=int(seed)),
         turns=turns,
         reward=float(reward),
         raw_reward=raw_reward,

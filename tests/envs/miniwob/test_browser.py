@@ -1,0 +1,136 @@
+"""Browser start-up and teardown: the flags reach Chromium, and nothing survives close() —
+after a normal close, an exception, a real SIGINT, a failed start, or an exit without close()."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from harnessrl.envs.miniwob import EXTRA_CHROMIUM_FLAGS, BrowserError, Click, MiniWoBEnv
+from harnessrl.envs.miniwob.browser import MINIWOB_HEADLESS_FLAGS
+
+from .conftest import alive, browser_children
+
+pytestmark = pytest.mark.browser
+
+
+def _browser_cmdline(env: MiniWoBEnv) -> list[str]:
+    for pid in env.pids:
+        proc = psutil.Process(pid)
+        cmd = proc.cmdline()
+        if proc.name() == "chromium" and not any(a.startswith("--type=") for a in cmd):
+            return cmd
+    raise AssertionError("no Chromium browser process under chromedriver")
+
+
+def test_chromium_runs_with_miniwob_and_harnessrl_flags():
+    before = browser_children()
+    with MiniWoBEnv("click-test") as env:
+        cmd = _browser_cmdline(env)
+        for flag in (*MINIWOB_HEADLESS_FLAGS, *EXTRA_CHROMIUM_FLAGS):
+            assert flag in cmd, f"{flag} missing from {cmd}"
+        assert env.reset(0).utterance == "Click the button."
+    assert browser_children() - before == set()
+
+
+def test_close_kills_every_process_and_removes_the_profile():
+    before = browser_children()
+    env = MiniWoBEnv("click-test")
+    pids = env.pids
+    assert len(pids) >= 3  # chromedriver, the browser, its helpers
+    profiles = {a.split("=", 1)[1] for p in pids for a in psutil.Process(p).cmdline() if a.startswith("--user-data-dir=")}
+    assert profiles
+    env.close()
+    env.close()  # twice is fine
+    assert alive(pids) == []
+    assert browser_children() - before == set()
+    assert not any(Path(p).exists() for p in profiles)
+
+
+def test_exception_inside_with_leaves_nothing():
+    before = browser_children()
+    with pytest.raises(ValueError, match="boom"):
+        with MiniWoBEnv("click-test") as env:
+            pids = env.pids
+            env.reset(0)
+            raise ValueError("boom")
+    assert alive(pids) == []
+    assert browser_children() - before == set()
+
+
+def test_real_sigint_mid_episode_leaves_nothing():
+    before = browser_children()
+    pids: list[int] = []
+    with pytest.raises(KeyboardInterrupt):
+        with MiniWoBEnv("click-test-2") as env:
+            pids = env.pids
+            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
+            try:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:  # SIGINT lands somewhere inside Selenium/miniwob
+                    page = env.reset(1)
+                    env.step(Click(page.elements[-1].ref))
+            finally:
+                timer.cancel()
+    assert pids and alive(pids) == []
+    assert browser_children() - before == set()
+
+
+def test_failed_start_leaks_nothing(monkeypatch, tmp_path):
+    before = browser_children()
+    monkeypatch.setenv("MINIWOB_CHROME_BINARY", "/bin/false")  # executable, but no browser
+    with pytest.raises(BrowserError, match="Chromium did not start"):
+        MiniWoBEnv("click-test")
+    assert browser_children() - before == set()
+    monkeypatch.setenv("MINIWOB_CHROME_BINARY", str(tmp_path / "nope"))
+    with pytest.raises(BrowserError, match="MINIWOB_CHROME_BINARY=.*chromium"):
+        MiniWoBEnv("click-test")
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, os, signal, sys, threading
+    from harnessrl.envs.miniwob import MiniWoBEnv, Click
+    mode = sys.argv[1]
+    env = MiniWoBEnv("click-test-2")
+    print(json.dumps(env.pids), flush=True)
+    if mode == "forget":            # never calls close(): the atexit hook must
+        env.reset(0)
+        sys.exit(0)
+    if mode == "crash":             # an uncaught exception without close()
+        env.reset(0)
+        raise RuntimeError("crash")
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    while True:                     # "sigint": Ctrl-C mid-episode, nothing handles it
+        page = env.reset(1)
+        env.step(Click(page.elements[-1].ref))
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["forget", "crash", "sigint"])
+def test_process_exit_without_close_leaves_nothing(mode):
+    child = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, timeout=120)
+    assert child.returncode != 0 or mode == "forget", child.stderr
+    pids = json.loads(child.stdout.splitlines()[0])
+    assert len(pids) >= 3
+    time.sleep(0.2)
+    survivors = []
+    for pid in alive(pids):  # a reused pid would not be a browser
+        try:
+            if psutil.Process(pid).name() in ("chromium", "chromedriver"):
+                survivors.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    assert survivors == [], f"{mode}: {survivors} survived; stderr: {child.stderr[-2000:]}"
