@@ -21,7 +21,7 @@ import pytest
 
 from harnessrl.tasks.base import BUILTIN_DIR, load_suite_folder
 from harnessrl.tasks.runtime import TaskRuntime
-from harnessrl.tasks.sandbox import Limits, Sandbox
+from harnessrl.tasks.sandbox import Sandbox
 from harnessrl.tasks.workspace import Workspace, WorkspaceError
 
 from .conftest import uid_processes

@@ -30,8 +30,9 @@ def make_task(root: Path, module: str = MODULE, req: str | None = None, reg: str
     (folder / "instruction.md").write_text("Make sub subtract.\n")
     (folder / "tests" / "requirement").mkdir(parents=True)
     (folder / "tests" / "regression").mkdir(parents=True)
-    (folder / "tests" / "requirement" / "test_sub.py").write_text(
-        req or "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n\n\ndef test_sub_neg():\n    assert sub(0, 3) == -3\n")
+    default_req = ("from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n\n\n"
+                   "def test_sub_neg():\n    assert sub(0, 3) == -3\n")
+    (folder / "tests" / "requirement" / "test_sub.py").write_text(req or default_req)
     (folder / "tests" / "regression" / "test_add.py").write_text(
         reg or "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
     return load_task(folder, "scratch")
@@ -98,6 +99,15 @@ def test_import_error_and_syntax_error_are_failures(sandbox, tmp_path):
         s = rt.score()
         assert s.outcome == "dropped_requirement+broke_existing"
         assert {t.outcome for t in s.tests} == {"error"}
+
+
+def test_a_requirement_collection_error_does_not_hide_regression_results(sandbox, tmp_path):
+    req = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    task = make_task(tmp_path, req=req)
+    with TaskRuntime(task, sandbox) as rt:
+        s = rt.score()
+    assert s.outcome == "dropped_requirement"  # the regression tests still ran, and passed
+    assert s.counts("regression") == (1, 1) and s.counts("requirement") == (0, 1)
 
 
 def test_agent_cannot_shadow_pytest_or_skip_its_way_to_solved(sandbox, tmp_path):

@@ -169,7 +169,8 @@ def score_workspace(task: Task, workspace: Workspace, sandbox: Sandbox, *, timeo
         targets = [TESTS_AT]
     cmd = [
         "python", "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}", "-rA",
-        "--color=no", "--tb=short", "--import-mode=importlib", "-o", "console_output_style=classic", *targets,
+        "--color=no", "--tb=short", "--import-mode=importlib", "--continue-on-collection-errors",
+        "-o", "console_output_style=classic", *targets,
     ]
     run = sandbox.run(cmd, workspace, timeout_s=timeout, binds=[tests],
                       env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})

@@ -1,0 +1,8 @@
+def chunked(items, size):
+    if size < 1:
+        raise ValueError("size must be positive")
+    return [items[i:i + size] for i in range(0, len(items) - size + 1, size)]
+
+
+def batch_sums(items, size):
+    return [sum(chunk) for chunk in chunked(items, size)]
