@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from harnessrl import __version__
-from harnessrl.commands import records
+from harnessrl.commands import eval as eval_cmd
+from harnessrl.commands import records, seal
 
 app = typer.Typer(
     name="harnessrl",
@@ -14,6 +15,8 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 app.add_typer(records.app, name="records")
+app.command("eval")(eval_cmd.eval_command)
+app.add_typer(seal.app, name="seal")
 
 
 @app.command()

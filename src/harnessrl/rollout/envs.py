@@ -13,8 +13,8 @@ from typing import Any, Callable
 from harnessrl.config import ConfigError
 
 ENV_OPENERS: dict[str, str] = {
-    "code": "harnessrl.tasks.workspace:open_workspace",
-    "terminal": "harnessrl.tasks.workspace:open_workspace",
+    "code": "harnessrl.rollout.envs:open_task_runtime",
+    "terminal": "harnessrl.rollout.envs:open_task_runtime",
     "miniwob": "harnessrl.envs.miniwob:open_env",
 }
 
@@ -28,3 +28,22 @@ def opener(kind: str) -> Callable[[Any, int], Any]:
 
 def open_env(task: Any, seed: int) -> Any:
     return opener(task.kind)(task, seed)
+
+
+_SANDBOXES: dict[int, Any] = {}
+
+
+def open_task_runtime(task: Any, seed: int) -> Any:
+    """A code/terminal task's environment: a fresh sandboxed workspace (`TaskRuntime`).
+
+    One `Sandbox` per process is shared by its episodes (it is thread-safe and stateless per call).
+    """
+    import os
+
+    from harnessrl.tasks.runtime import TaskRuntime
+    from harnessrl.tasks.sandbox import Sandbox
+
+    sandbox = _SANDBOXES.get(os.getpid())
+    if sandbox is None:
+        sandbox = _SANDBOXES[os.getpid()] = Sandbox()
+    return TaskRuntime(task, sandbox)

@@ -46,6 +46,11 @@ class _Running:
     crash: str = ""
 
 
+def task_id_of(task: Any) -> str:
+    """The id every record carries: `task.task_id`, or `task.id` (harnessrl.tasks.Task)."""
+    return getattr(task, "task_id", None) or task.id
+
+
 def _last_user(messages: list[dict[str, str]]) -> str:
     for m in reversed(messages):
         if m["role"] == "user":
@@ -59,7 +64,7 @@ def _start(item: RolloutItem, key: str, open_env: Callable[[Any, int], Any]) -> 
         run.env = open_env(item.task, item.seed)
         run.session = item.harness.open(item.task, run.env, item.seed)
         run.state = AgentState(
-            messages=run.session.messages, harness_id=item.harness.id, task_id=item.task.task_id,
+            messages=run.session.messages, harness_id=item.harness.id, task_id=task_id_of(item.task),
             turn=0, episode_key=key, seed=item.seed, harness=item.harness, session=run.session, task=item.task,
         )
     except Exception:  # an env or harness that cannot start is a crashed episode, not a lost one
@@ -91,7 +96,7 @@ def _finish(run: _Running, policy: Policy, run_id: str) -> Episode:
     if run.crash:
         meta["crash"] = run.crash
     return Episode(
-        context=Context(task_id=item.task.task_id, harness_id=item.harness.id,
+        context=Context(task_id=task_id_of(item.task), harness_id=item.harness.id,
                         env_id=getattr(item.task, "suite", ""), seed=item.seed),
         turns=run.turns,
         reward=float(verdict.reward),

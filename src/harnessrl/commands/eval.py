@@ -1,0 +1,141 @@
+"""`harnessrl eval`: run a policy over a suite under harnesses; print and export the matrices."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+
+
+def _split(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _options(pairs: list[str]) -> dict:
+    out = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise fail(f"--policy-option {p!r}: write KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def eval_command(
+    policy: str = typer.Option(..., "--policy", "-p", help="oracle | noop | explore | oracle-drop | oracle-break | oracle-malformed | endpoint:MODEL | lm:PATH"),
+    suite: str = typer.Option(..., "--suite", help="A suite name (code-v1, terminal-v1, miniwob, ...) or a suite folder."),
+    harness: str = typer.Option("all", "--harness", "-H", help="'all', or harness ids / spec files, comma-separated."),
+    tasks: str = typer.Option("", "--tasks", help="Only these tasks (names or ids, comma-separated)."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Episodes per task x harness cell (seeds 0..N-1)."),
+    k: str = typer.Option("1", "--k", help="pass@k values to report, comma-separated (each <= --seeds)."),
+    backend: str = typer.Option("local", "--backend", help="local (process pool) | ray"),
+    workers: int = typer.Option(2, "--workers", "-j", min=1, help="Parallel workers (processes or Ray actors)."),
+    group_size: int = typer.Option(1, "--group-size", min=1, help="Episodes stepped in lockstep per worker call (batching LM policies)."),
+    ray_address: str = typer.Option(None, "--ray-address", help="An existing Ray cluster (default: start a local one)."),
+    policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE passed to the policy (repeatable)."),
+    run_id: str = typer.Option(None, "--run-id", help="Run id recorded in every episode (default: generated)."),
+    out: Path = typer.Option(None, "--out", help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
+    sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
+    seals: Path = typer.Option(None, "--seals", help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
+    store: Path = StoreOption,
+) -> None:
+    """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
+    from harnessrl.evaluate.run import plan_eval, run_eval
+    from harnessrl.policies.registry import PolicySpec
+    from harnessrl.records import RecordStore
+
+    with user_errors():
+        ks = sorted({int(x) for x in _split(k)} | {1})
+        if max(ks) > seeds:
+            raise fail(f"--k {max(ks)} needs at least that many episodes per cell; use --seeds {max(ks)} or more")
+        plan = plan_eval(suite, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
+        spec = PolicySpec.parse(policy, _options(policy_option))
+        s = RecordStore(store or default_store())
+        console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
+                      f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
+                      f"= {plan.episodes} episodes, backend {backend}, {workers} workers")
+        with progress() as bar:
+            task = bar.add_task("episodes", total=plan.episodes)
+            result = run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
+                              ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n))
+    print_result(result)
+    console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}), {result.wall_s:.1f} s")
+    if result.sealed_record:
+        console.print(f"sealed evaluation written once: {result.sealed_record}")
+    if out is not None:
+        export(result, out)
+        console.print(f"exported to {out}/")
+
+
+SHORT = {"format_error": "fmt", "timeout": "time", "turn_limit": "turns", "dropped_requirement": "drop",
+         "broke_existing": "broke", "test_error": "test", "crash": "crash"}
+
+
+def print_result(result) -> None:
+    from harnessrl.evaluate.matrix import FAILURE_MODES
+
+    ks = [k for k in result.ks if k > 1]
+    t = Table(title=f"Harness summary ({result.policy})")
+    for col in ["harness", "tasks", "eps", "pass@1 [95% CI]"] + [f"pass@{k}" for k in ks] + ["turns", "tokens", "fmt/ep", "failure modes (rate)"]:
+        t.add_column(col)
+    for r in result.summary:
+        modes = " ".join(f"{SHORT[m]} {r['rate_' + m]:.2f}" for m in FAILURE_MODES if r["rate_" + m] > 0) or "-"
+        t.add_row(r["harness_id"], str(r["tasks"]), str(r["episodes"]), f"{r['pass@1']:.2f} [{r['pass@1_lo']:.2f},{r['pass@1_hi']:.2f}]",
+                  *[f"{r[f'pass@{k}']:.2f}" for k in ks], f"{r['mean_turns']:.1f}", f"{r['mean_tokens']:.0f}",
+                  f"{r['format_errors_per_episode']:.2f}", modes)
+    console.print(t)
+    cells = {(r["task_id"], r["harness_id"]): r for r in result.cells}
+    oos = {(tid, hid): reason for tid, hid, reason in result.out_of_scope}
+    harnesses = [h.id for h in result.plan.harnesses] + sorted({h for _, h, _ in result.out_of_scope} - {h.id for h in result.plan.harnesses})
+    m = Table(title="Task x harness: solved/episodes (n/a = out of scope)")
+    m.add_column("task")
+    for h in harnesses:
+        m.add_column(h)
+    for task in result.plan.tasks:
+        tid = getattr(task, "task_id", None) or task.id
+        row = []
+        for h in harnesses:
+            c = cells.get((tid, h))
+            row.append("n/a" if (tid, h) in oos else f"{c['solved']}/{c['n']}" if c else "-")
+        m.add_row(getattr(task, "name", tid), *row)
+    console.print(m)
+    for reason in sorted({reason for _, _, reason in result.out_of_scope}):
+        n = sum(1 for _, _, r in result.out_of_scope if r == reason)
+        console.print(f"out of scope ({n} cells): {reason}")
+
+
+def export(result, out: Path) -> None:
+    from harnessrl.evaluate.matrix import heatmap
+    from harnessrl.report.html import Report
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("cells", result.cells), ("summary", result.summary)):
+        with open(out / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    data = {"run_id": result.run_id, "policy": result.policy, "suite": result.plan.suite_name, "seeds": result.plan.seeds,
+            "summary": result.summary, "cells": result.cells,
+            "out_of_scope": [{"task_id": t, "harness_id": h, "reason": r} for t, h, r in result.out_of_scope]}
+    (out / "summary.json").write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+    fig = heatmap(result.cells, result.out_of_scope)
+    rep = Report(f"Evaluation: {result.policy} on {result.plan.suite_name}",
+                 claim="pass@1 and unbiased pass@k per harness with bootstrap 95% CIs over tasks; failure modes per episode.")
+    rep.section("Harness summary").table(result.summary)
+    rep.figure(fig, "pass@1 per task x harness (grey: out of scope)", name="matrix")
+    rep.section("Task x harness cells").table(result.cells)
+    if result.out_of_scope:
+        rep.section("Out of scope").table([{"task_id": t, "harness_id": h, "reason": r} for t, h, r in result.out_of_scope])
+    rep.reproduce(f"harnessrl eval --policy {result.policy} --suite {result.plan.suite_name} "
+                  f"--harness {','.join(h.id for h in result.plan.harnesses)} --seeds {len(result.plan.seeds)}",
+                  seeds=result.plan.seeds)
+    rep.write(out / "report.html")
+    fig.savefig(out / "matrix.png", dpi=110)

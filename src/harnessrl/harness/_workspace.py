@@ -1,0 +1,105 @@
+"""The one place the code/terminal styles touch a task's environment (a `TaskRuntime`).
+
+Everything goes through harnessrl.tasks: commands through the bubblewrap sandbox
+(`runtime.run`), file tools through the workspace's containment-checked operations, the
+verdict through the hidden tests (`runtime.score`). Keeping the calls here means a style
+never reaches around the sandbox by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harnessrl.tasks.workspace import WorkspaceError
+
+FileError = WorkspaceError
+
+
+@dataclass(slots=True)
+class ShellOutput:
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    status: str  # a sandbox status: ok, timeout, oom, output_truncated, killed, sandbox_error
+    signal: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class Score:
+    solved: bool
+    outcome: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def run(env: Any, script: str, *, timeout: float) -> ShellOutput:
+    r = env.run(script, timeout_s=timeout)
+    return ShellOutput(r.stdout, r.stderr, r.exit_code, r.status, r.signal, r.wall_time)
+
+
+def read_text(env: Any, rel: str) -> str:
+    return env.workspace.read_text(rel)
+
+
+def write_text(env: Any, rel: str, text: str) -> None:
+    env.workspace.write_text(rel, text)
+
+
+def exists(env: Any, rel: str) -> bool:
+    try:
+        return env.workspace.exists(rel)
+    except WorkspaceError:
+        return False
+
+
+def is_dir(env: Any, rel: str) -> bool:
+    try:
+        return env.workspace.is_dir(rel)
+    except WorkspaceError:
+        return False
+
+
+def list_files(env: Any) -> list[str]:
+    return env.workspace.files()
+
+
+def python(env: Any) -> str:
+    """The interpreter name inside the sandbox (its PATH puts the harnessrl environment first)."""
+    return "python"
+
+
+def terminal(env: Any, **kwargs: Any) -> Any:
+    return env.terminal(**kwargs)
+
+
+def files_block(env: Any, max_chars: int, fence: str = "```") -> str:
+    """Every text file of the workspace as `path` + fenced contents (Aider's chat-file layout)."""
+    parts, used, left_out = [], 0, []
+    for rel in list_files(env):
+        try:
+            text = read_text(env, rel)
+        except WorkspaceError:
+            continue
+        if "\x00" in text or used + len(text) > max_chars:
+            left_out.append(rel)
+            continue
+        f = fence
+        while f in text:
+            f += "`"
+        body = text if text.endswith("\n") or not text else text + "\n"
+        parts.append(f"{rel}\n{f}\n{body}{f}")
+        used += len(text)
+    if left_out:
+        parts.append("Files not shown (binary or too large): " + ", ".join(left_out))
+    return "\n\n".join(parts) if parts else "(the repository has no files yet)"
+
+
+def score(env: Any) -> Score:
+    s = env.score()
+    info = s.to_dict()
+    for group in ("requirement", "regression"):
+        passed, total = s.counts(group)
+        info[f"{group}_passed"], info[f"{group}_total"] = passed, total
+    info["failure_modes"] = list(s.failure_modes)
+    return Score(solved=s.success, outcome=s.outcome, info=info)

@@ -1,0 +1,62 @@
+"""Suites by name: built-in task suites, registered suites (e.g. MiniWoB++), or a folder.
+
+    load_suite("code-v1")          harnessrl's built-in suites (harnessrl/tasks/builtin)
+    load_suite("miniwob")          a suite some package registered (name -> "module:function")
+    load_suite("path/to/suite")    a suite folder on disk (suite.toml; Terminal-Bench/Harbor folders)
+
+A loaded suite is iterable over tasks and has `name`; every task has `id` (or `task_id`),
+`kind`, `suite` and `instruction`, which is all the evaluation needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from harnessrl.config import ConfigError
+
+#: suite name -> "module:function" returning the suite (registered by the packages that own them)
+SUITE_LOADERS: dict[str, str] = {
+    "miniwob": "harnessrl.envs.miniwob.suite:load_suite",
+}
+
+
+def register_suite(name: str, loader: str) -> None:
+    SUITE_LOADERS[name] = loader
+
+
+def known_suites() -> list[str]:
+    from harnessrl.tasks.base import builtin_suites
+
+    return sorted(set(builtin_suites()) | set(SUITE_LOADERS))
+
+
+def load_suite(name: str | Path) -> Any:
+    from harnessrl.tasks import base
+
+    text = str(name)
+    if text in base.builtin_suites():
+        return base.load_suite_folder(base.BUILTIN_DIR / text)
+    if text in SUITE_LOADERS:
+        module, _, attr = SUITE_LOADERS[text].partition(":")
+        try:
+            loader = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise ConfigError(f"suite {text!r} is registered as {SUITE_LOADERS[text]} but cannot be loaded: {err}") from None
+        return loader()
+    path = Path(text)
+    if path.is_dir():
+        try:
+            from harnessrl.tasks.loaders import load_suite as load_any  # Terminal-Bench / Harbor folders too
+        except ImportError:
+            load_any = base.load_suite_folder
+        try:
+            return load_any(path)
+        except base.SuiteError as err:
+            raise ConfigError(str(err)) from None
+    raise ConfigError(f"unknown suite {text!r}; known: {', '.join(known_suites())} (or give a suite folder)")
+
+
+def task_id(task: Any) -> str:
+    return getattr(task, "task_id", None) or task.id
