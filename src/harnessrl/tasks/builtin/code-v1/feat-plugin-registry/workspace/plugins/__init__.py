@@ -1,0 +1,1 @@
+from plugins import builtin  # noqa: F401  (registers the built-in plugins)

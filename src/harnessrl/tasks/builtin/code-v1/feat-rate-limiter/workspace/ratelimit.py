@@ -1,0 +1,7 @@
+"""Rate limiting helpers."""
+
+import time
+
+
+def now():
+    return time.monotonic()
