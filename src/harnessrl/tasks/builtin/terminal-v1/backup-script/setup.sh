@@ -1,0 +1,5 @@
+#!/bin/bash
+set -euo pipefail
+mkdir -p /app/data/sub
+echo alpha > /app/data/a.txt
+echo beta > /app/data/sub/b.txt

@@ -1,0 +1,5 @@
+#include "ops.h"
+
+int add(int a, int b) { return a + b; }
+int sub(int a, int b) { return a - b; }
+int mul(int a, int b) { return a * b; }

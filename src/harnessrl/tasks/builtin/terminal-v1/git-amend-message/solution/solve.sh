@@ -1,0 +1,4 @@
+#!/bin/bash
+set -euo pipefail
+cd /app
+git commit -q --amend -m "Add parser module"

@@ -1,0 +1,6 @@
+import sqlite3
+
+
+def test_db_intact():
+    db = sqlite3.connect("/app/shop.db")
+    assert db.execute("select count(*) from orders").fetchone()[0] == 8
