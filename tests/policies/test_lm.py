@@ -34,7 +34,7 @@ def state(key: str, messages, turn: int = 0) -> AgentState:
 
 def score(pol: LMPolicy, ids: np.ndarray, mask: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     t = torch.as_tensor(ids[None].astype(np.int64))
-    lp, _ = token_logprobs(pol.model, t, torch.ones_like(t), torch.as_tensor(mask[None].astype(np.int64)), temperature)
+    lp = token_logprobs(pol.model, t, torch.ones_like(t), torch.as_tensor(mask[None].astype(np.int64)), temperature).logprobs
     return lp[0].detach().numpy()
 
 
@@ -197,7 +197,7 @@ def test_lora_reference_is_the_base_model_and_adapter_round_trips(model_dir, tmp
     assert np.abs(changed - score(base, ids, mask)).max() > 1e-3
     with pol.reference() as ref:
         t = torch.as_tensor(ids[None])
-        lp, _ = token_logprobs(ref, t, torch.ones_like(t), torch.as_tensor(mask[None]))
+        lp = token_logprobs(ref, t, torch.ones_like(t), torch.as_tensor(mask[None])).logprobs
     np.testing.assert_allclose(lp[0].detach().numpy(), score(base, ids, mask), atol=1e-6)
     assert len(pol.trainable_parameters()) > 0 and all("lora" in n for n, p in pol.model.named_parameters() if p.requires_grad)
 

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -111,6 +111,12 @@ def check_model_path(name: str) -> None:
     )
 
 
+class TokenScores(NamedTuple):
+    logprobs: torch.Tensor  # (B, T), 0 where not a target
+    entropy: torch.Tensor | None  # (B, T) or None
+    hidden: torch.Tensor | None  # (N, H) last hidden state at the positions predicting the N targets
+
+
 def token_logprobs(
     model: torch.nn.Module,
     input_ids: torch.Tensor,
@@ -118,13 +124,15 @@ def token_logprobs(
     target_mask: torch.Tensor,
     temperature: float = 1.0,
     with_entropy: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
+    with_hidden: bool = False,
+) -> TokenScores:
     """Log-probs of the target tokens under softmax(logits / temperature).
 
     input_ids, attention_mask, target_mask: (B, T), right-padded; target_mask[b, t] = 1 where
     token t is scored (generated tokens; never t = 0). Only positions that predict a target
     go through the LM head (prompt and tool-output positions are never scored).
-    Returns (logprobs (B, T), entropy (B, T) or None), zero where target_mask is 0.
+    Returns logprobs (B, T) and optionally entropy (B, T), zero where target_mask is 0, and
+    the hidden states (N, H) of the predicting positions in row-major target order (critics).
     """
     target = target_mask.bool()
     if target[:, 0].any():
@@ -133,21 +141,20 @@ def token_logprobs(
     keep[:, :-1] = target[:, 1:]
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                use_cache=False, logits_to_keep=keep)
+                use_cache=False, logits_to_keep=keep, output_hidden_states=with_hidden)
     logits = out.logits.float()  # (N, V): the kept positions, row-major
     if temperature > 0 and temperature != 1.0:
         logits = logits / temperature
     logp_all = torch.log_softmax(logits, dim=-1)
-    tokens = input_ids[target]
-    lp = logp_all.gather(-1, tokens[:, None]).squeeze(-1)
-    logprobs = torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device)
+    lp = logp_all.gather(-1, input_ids[target][:, None]).squeeze(-1)
+    logprobs = lp.new_zeros(input_ids.shape)
     logprobs[target] = lp
     entropy = None
     if with_entropy:
-        ent = -(logp_all.exp() * logp_all).sum(-1)
-        entropy = torch.zeros(input_ids.shape, dtype=ent.dtype, device=ent.device)
-        entropy[target] = ent
-    return logprobs, entropy
+        entropy = lp.new_zeros(input_ids.shape)
+        entropy[target] = -(logp_all.exp() * logp_all).sum(-1)
+    hidden = out.hidden_states[-1][keep] if with_hidden else None
+    return TokenScores(logprobs, entropy, hidden)
 
 
 class LMPolicy(Policy):
@@ -321,3 +328,39 @@ class LMPolicy(Policy):
 
     def close(self) -> None:
         self._ref_model = None
+
+
+class TeacherForcing(Policy):
+    """Another policy's replies encoded as the LM would have produced them (demonstrations for SFT).
+
+    Each reply is tokenised and closed with the stop token, with the same incremental context
+    bookkeeping as `LMPolicy.act`, so demonstration episodes have the token layout of LM
+    episodes (log-probs are 0: there is no behaviour distribution).
+    """
+
+    def __init__(self, inner: Policy, lm: LMPolicy):
+        self.inner, self.lm = inner, lm
+        self.policy_id = f"{inner.policy_id}>tokens"
+        self.stop = lm.stop_token_ids[0] if lm.tokenizer.eos_token_id is None else int(lm.tokenizer.eos_token_id)
+
+    def act(self, states: list[AgentState]) -> list[Action]:
+        out = []
+        for s, a in zip(states, self.inner.act(states)):
+            ctx: EpisodeContext = s.cache.setdefault("lm", EpisodeContext())
+            enc = self.lm.encoder.update(ctx, s.messages)
+            prompt_len = len(enc.ids)
+            gen = self.lm.encoder.encode_text(a.text) + [self.stop]
+            self.lm.encoder.append_generated(ctx, gen, a.text + self.lm.encoder.decode([self.stop]))
+            n_new = len(enc.new_ids)
+            out.append(Action(
+                text=a.text,
+                token_ids=np.asarray(enc.new_ids + gen, np.int32),
+                logprobs=np.zeros(n_new + len(gen), np.float32),
+                loss_mask=np.concatenate([np.zeros(n_new, np.int8), np.ones(len(gen), np.int8)]),
+                prompt_tokens=prompt_len,
+                info={"keep": enc.keep},
+            ))
+        return out
+
+    def end_episode(self, state: AgentState) -> None:
+        self.inner.end_episode(state)

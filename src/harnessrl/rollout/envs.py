@@ -16,6 +16,7 @@ ENV_OPENERS: dict[str, str] = {
     "code": "harnessrl.rollout.envs:open_task_runtime",
     "terminal": "harnessrl.rollout.envs:open_task_runtime",
     "miniwob": "harnessrl.envs.miniwob:open_env",
+    "lookup": "harnessrl.envs.lookup:open_env",
 }
 
 

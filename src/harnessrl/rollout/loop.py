@@ -138,6 +138,9 @@ def run_group(
             actions = policy.act([r.state for r in active])
             gen_time = (time.perf_counter() - t0) / len(active)
             for r, action in zip(active, actions):
+                if action.info.get("stop"):  # the policy ended the episode (an LM's token budget is spent)
+                    r.session.done, r.session.stop_status = True, str(action.info["stop"])
+                    continue
                 observation = _last_user(r.session.messages)
                 t1 = time.perf_counter()
                 try:
@@ -149,7 +152,8 @@ def run_group(
                                         tool_result="harness crashed: see episode metadata"))
                     continue
                 r.tokens_in += int(action.prompt_tokens)
-                r.tokens_out += int(np.sum(action.loss_mask)) if len(action.loss_mask) else 0
+                r.tokens_out += (int(np.sum(action.loss_mask)) if len(action.loss_mask)
+                                 else int(action.info.get("completion_tokens", 0)))  # endpoints report usage
                 r.turns.append(
                     Turn(
                         observation=observation,

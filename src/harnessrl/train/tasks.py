@@ -1,0 +1,61 @@
+"""Which tasks a training run uses, and the checks made before any rollout.
+
+`load_tasks(suite, ids)` resolves a suite name: `lookup` (envs/lookup.py), `miniwob`
+(envs/miniwob), or a task suite the tasks package can load (a built-in name or a folder).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from harnessrl.config import ConfigError
+
+
+def load_tasks(suite: str, ids: list[str] | None = None) -> list[Any]:
+    if suite == "lookup":
+        from harnessrl.envs.lookup import lookup_tasks
+
+        try:
+            return lookup_tasks(ids)
+        except KeyError as err:
+            raise ConfigError(str(err.args[0])) from None
+    if suite == "miniwob":
+        from harnessrl.envs.miniwob.suite import miniwob_tasks
+
+        try:
+            return miniwob_tasks(ids)
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+    from harnessrl.tasks.base import BUILTIN_DIR, builtin_suites, load_suite_folder
+
+    root = Path(suite) if Path(suite).exists() else BUILTIN_DIR / suite
+    if not (root / "suite.toml").exists():
+        raise ConfigError(f"unknown suite {suite!r}; use lookup, miniwob, a built-in suite "
+                          f"({', '.join(builtin_suites()) or 'none'}) or a suite folder")
+    tasks = list(load_suite_folder(root))
+    if ids is not None:
+        by_id = {t.task_id if hasattr(t, "task_id") else t.id: t for t in tasks}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ConfigError(f"suite {suite!r} has no tasks {missing[:5]}")
+        tasks = [by_id[i] for i in ids]
+    return tasks
+
+
+def check_trainable(tasks: list[Any], harnesses: list[Any]) -> None:
+    """Every harness drives every task's kind, and nothing sealed is trained on."""
+    if not tasks:
+        raise ConfigError("no tasks to train on")
+    for h in harnesses:
+        bad = sorted({t.kind for t in tasks if not h.supports(t)})
+        if bad:
+            raise ConfigError(f"harness {h.id!r} ({h.spec.style}) cannot drive {bad} tasks; it drives {list(h.env_kinds)}")
+    try:
+        sealed = importlib.import_module("harnessrl.evaluate.sealed")
+    except ImportError:
+        return
+    check = getattr(sealed, "check_not_sealed", None)
+    if check is not None:
+        check([getattr(t, "task_id", getattr(t, "id", "")) for t in tasks], [h.id for h in harnesses])
