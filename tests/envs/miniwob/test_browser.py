@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from harnessrl.envs.miniwob import EXTRA_CHROMIUM_FLAGS, BrowserError, Click, MiniWoBEnv
-from harnessrl.envs.miniwob.browser import MINIWOB_HEADLESS_FLAGS
+from harnessrl.envs.miniwob.browser import MINIWOB_HEADLESS_FLAGS, reap_orphans, tagged_processes
 
 from .conftest import alive, browser_children
 
@@ -49,12 +49,16 @@ def test_close_kills_every_process_and_removes_the_profile():
     pids = env.pids
     assert len(pids) >= 3  # chromedriver, the browser, its helpers
     profiles = {a.split("=", 1)[1] for p in pids for a in psutil.Process(p).cmdline() if a.startswith("--user-data-dir=")}
-    assert profiles
+    tmpdir = env.instance.tmpdir
+    assert profiles and all(p.startswith(tmpdir) for p in profiles)
+    tagged = [p.pid for p, _ in tagged_processes(tmpdir)]
+    outside = set(tagged) - set(pids)  # Chromium's crash handlers leave the tree (ppid 1, own session)
+    assert outside, "expected Chromium's double-forked crash handlers"
     env.close()
     env.close()  # twice is fine
-    assert alive(pids) == []
+    assert alive(pids) == [] and alive(tagged) == []
     assert browser_children() - before == set()
-    assert not any(Path(p).exists() for p in profiles)
+    assert not Path(tmpdir).exists()
 
 
 def test_exception_inside_with_leaves_nothing():
@@ -111,6 +115,9 @@ CHILD = textwrap.dedent(
     if mode == "crash":             # an uncaught exception without close()
         env.reset(0)
         raise RuntimeError("crash")
+    if mode == "hang":              # waits to be SIGKILLed
+        env.reset(0)
+        threading.Event().wait()
     threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
     while True:                     # "sigint": Ctrl-C mid-episode, nothing handles it
         page = env.reset(1)
@@ -134,3 +141,54 @@ def test_process_exit_without_close_leaves_nothing(mode):
         except psutil.NoSuchProcess:
             pass
     assert survivors == [], f"{mode}: {survivors} survived; stderr: {child.stderr[-2000:]}"
+
+
+def test_a_sigkilled_owner_is_reaped_by_the_next_browser_start():
+    child = subprocess.Popen([sys.executable, "-c", CHILD, "hang"], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = json.loads(child.stdout.readline())
+        child.kill()  # no handler, no atexit: the browser is orphaned
+        child.wait(10)
+        tags = {tag for p, tag in tagged_processes() if p.pid in pids}
+        assert tags and alive(pids)
+        reap_orphans()  # (another test process starting a browser may have reaped them first)
+        assert alive(pids) == [] and not any(Path(t).exists() for t in tags)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+WORKER = textwrap.dedent(
+    """
+    import json, multiprocessing as mp, sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    def job(seed):
+        import os
+        from harnessrl.envs.miniwob import open_env
+        env = open_env("miniwob/click-test", seed)  # a pooled browser the worker never closes
+        env.reset(seed)
+        env.close()  # back to the shared pool, still running
+        return os.getpid(), env_pids()
+
+    def env_pids():
+        from harnessrl.envs.miniwob import shared_pool
+        return shared_pool().pids
+
+    if __name__ == "__main__":
+        with ProcessPoolExecutor(1, mp_context=mp.get_context("forkserver")) as ex:
+            print(json.dumps(ex.submit(job, 0).result()), flush=True)
+    """
+)
+
+
+def test_multiprocessing_workers_close_their_browsers_on_exit(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    worker, pids = json.loads(run.stdout.splitlines()[-1])
+    assert len(pids) >= 3
+    time.sleep(0.2)
+    assert alive(pids) == []
+    assert not any(f"{worker}-" in tag for _, tag in tagged_processes())

@@ -8,9 +8,11 @@ subclasses it and owns the whole start-up instead:
   component updates, no first-run, no /dev/shm) and a private TMPDIR (profile, shared memory)
   that close() deletes;
 - chromedriver starts in its own session, so every Chromium process it spawns shares one
-  process group that `close()` can kill in one call after the graceful `quit()`;
-- a failed start-up, an exception or a KeyboardInterrupt anywhere still ends in `close()`, and
-  an `atexit` hook closes any instance the caller forgot.
+  process group that `close()` kills in one call; the crash handlers Chromium double-forks
+  out of that group are found by their TMPDIR tag;
+- a failed start-up, an exception or a KeyboardInterrupt anywhere still ends in `close()`; an
+  exit hook (also in multiprocessing workers) closes any instance the caller forgot; and a
+  browser whose owner was SIGKILLed is reaped when any harnessrl process next starts one.
 
 Everything else (reset, step, observations, rewards) is miniwob's own code.
 """
@@ -18,6 +20,7 @@ Everything else (reset, step, observations, rewards) is miniwob's own code.
 from __future__ import annotations
 
 import atexit
+import multiprocessing.util
 import os
 import shutil
 import signal
@@ -97,13 +100,69 @@ _LIVE: weakref.WeakSet[ManagedInstance] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
-@atexit.register
 def close_all() -> None:
     """Close every browser this process started and has not closed yet."""
     with _LIVE_LOCK:
         live = list(_LIVE)
     for instance in live:
         instance.close()
+
+
+# At interpreter exit; and in multiprocessing workers, which leave through os._exit (no atexit).
+atexit.register(close_all)
+multiprocessing.util.Finalize(None, close_all, exitpriority=100)
+
+
+# ----------------------------------------------------------------------------------------
+# Every process of a browser carries TMPDIR=<its private dir>, named after the Python process
+# that owns it. Chromium's crash handlers double-fork out of the process tree and group; the
+# tag still finds them, and finds browsers whose owner died without closing (SIGKILL).
+
+TMP_PREFIX = "harnessrl-chromium-"
+BROWSER_PROCESS_NAMES = ("chromedriver", "chromium", "chrome", "chrome_crashpad_handler", "chrome_crashpad")
+
+
+def tagged_processes(tmpdir: str | None = None) -> list[tuple[psutil.Process, str]]:
+    """(process, its TMPDIR) for browser processes tagged with `tmpdir` (None: any harnessrl tag)."""
+    out = []
+    for proc in psutil.process_iter(["name"]):
+        if not (proc.info["name"] or "").startswith(BROWSER_PROCESS_NAMES):
+            continue
+        try:
+            tag = proc.environ().get("TMPDIR", "")
+        except (psutil.Error, OSError):
+            continue
+        if (tag == tmpdir) if tmpdir else Path(tag).name.startswith(TMP_PREFIX):
+            out.append((proc, tag))
+    return out
+
+
+def _owner(tmpdir: str) -> int | None:
+    parts = Path(tmpdir).name[len(TMP_PREFIX):].split("-", 1)
+    return int(parts[0]) if parts[0].isdigit() else None
+
+
+def reap_orphans() -> int:
+    """Kill browsers (and delete their dirs) whose owning Python process is gone. Returns how many."""
+    dead = [(p, tag) for p, tag in tagged_processes() if _owner(tag) is not None and not psutil.pid_exists(_owner(tag))]
+    kill_process_tree(None, [p for p, _ in dead])
+    stale = {tag for _, tag in dead}
+    for path in Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*"):
+        owner = _owner(str(path))
+        if owner is not None and not psutil.pid_exists(owner):
+            stale.add(str(path))
+    for path in stale:
+        remove_dir(path)
+    return len(dead)
+
+
+def remove_dir(path: str) -> None:
+    """rmtree, retried: a just-killed Chromium may still be flushing files into it."""
+    for _ in range(20):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            return
+        time.sleep(0.05)
 
 
 def kill_process_tree(process, also: list[psutil.Process] = ()) -> None:
@@ -170,7 +229,8 @@ class ManagedInstance(SeleniumInstance):
         if hasattr(self, "driver"):
             raise BrowserError(f"instance {self.index} already has a driver")
         binary, chromedriver = browser_paths()
-        self._tmpdir = tempfile.mkdtemp(prefix="harnessrl-chromium-")
+        reap_orphans()
+        self._tmpdir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
         self._service = ChromeService(
             executable_path=chromedriver,
             env={**os.environ, "TMPDIR": self._tmpdir},
@@ -205,6 +265,11 @@ class ManagedInstance(SeleniumInstance):
         self._load(self.url)
 
     @property
+    def tmpdir(self) -> str | None:
+        """The private TMPDIR every process of this browser carries (its tag)."""
+        return self._tmpdir
+
+    @property
     def pids(self) -> list[int]:
         """chromedriver and every Chromium process under it (empty once closed)."""
         if self._service is None or getattr(self._service, "process", None) is None:
@@ -237,7 +302,8 @@ class ManagedInstance(SeleniumInstance):
                 pass
             finally:
                 kill_process_tree(process, survivors)
-                if self._tmpdir:
-                    shutil.rmtree(self._tmpdir, ignore_errors=True)
+                if self._tmpdir:  # what left the tree: Chromium's crash handlers
+                    kill_process_tree(None, [p for p, _ in tagged_processes(self._tmpdir)])
+                    remove_dir(self._tmpdir)
                 with _LIVE_LOCK:
                     _LIVE.discard(self)

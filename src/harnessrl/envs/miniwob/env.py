@@ -87,6 +87,7 @@ class MiniWoBEnv:
         self._page: Page | None = None
         self._done = True
         self.episode_start = 0.0
+        self._read_time_limit()
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -111,6 +112,7 @@ class MiniWoBEnv:
         self._env.instance_kwargs["subdomain"] = task
         self._task = task
         self._page, self._done = None, True
+        self._read_time_limit()
 
     def close(self) -> None:
         self._env.instance.close()
@@ -122,7 +124,22 @@ class MiniWoBEnv:
         self.close()
 
     # ------------------------------------------------------------------ episode
-    def reset(self, seed: int) -> Page:
+    def _read_time_limit(self) -> None:
+        """The page's own episode time limit (10 s in most tasks, more in a few)."""
+        self._page_limit_ms = self._limit_ms = float(
+            self._env.instance.driver.execute_script("return core.EPISODE_MAX_TIME;")
+        )
+
+    def reset(self, seed: int, time_limit_s: float | None = None) -> Page:
+        """Start an episode. `time_limit_s` replaces the page's time limit for this episode
+        (MiniWoB ends an episode with -1 when it runs out, and discounts the reward by the
+        time used); policies slower than a person (an LM on a CPU) need more than 10 s."""
+        want = self._page_limit_ms if time_limit_s is None else 1000.0 * float(time_limit_s)
+        if want <= 0:
+            raise ValueError(f"time_limit_s must be > 0, got {time_limit_s}")
+        if want != self._limit_ms:
+            self._env.instance.driver.execute_script("core.EPISODE_MAX_TIME = arguments[0];", want)
+            self._limit_ms = want
         obs, info = self._env.reset(seed=int(seed))
         self.episode_start = time.perf_counter()
         self._done = False

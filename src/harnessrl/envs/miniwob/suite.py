@@ -48,6 +48,26 @@ def miniwob_tasks(names: list[str] | None = None) -> list[MiniWoBTask]:
     return [MiniWoBTask(n) for n in names]
 
 
+@dataclass(frozen=True)
+class MiniWoBSuite:
+    """The registered suite `miniwob` (rollout.suites): every MiniWoB task with a scripted oracle."""
+
+    tasks: tuple[MiniWoBTask, ...]
+    name: str = SUITE
+    version: str = "1"
+    description: str = "MiniWoB++ (Farama miniwob 1.1) in headless Chromium: tasks with a scripted oracle"
+
+    def __iter__(self):
+        return iter(self.tasks)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+
+def load_suite(names: list[str] | None = None) -> MiniWoBSuite:
+    return MiniWoBSuite(tuple(miniwob_tasks(names)))
+
+
 def task_name(task: Any) -> str:
     """A MiniWoBTask, "miniwob/<name>" or "<name>" -> the MiniWoB task name."""
     if isinstance(task, str):

@@ -1,0 +1,163 @@
+"""What the two MiniWoB++ harness styles share: the session over a `MiniWoBEnv`, the verdict,
+and the oracle's planner.
+
+A style only decides how a page is shown (`render_page`), how a reply becomes a tool call
+(`parse`) and how an intent is written (`render_intent`). Tools, the same in both styles:
+    click(ref)        click the element with that ref
+    type(ref, text)   click/focus the element, then type the text
+    press(key)        press a key: "Enter", "ArrowDown", "a", "C-a" (ctrl+a) ...
+    stop()            give up; the episode ends unfinished
+An unknown ref or key is a `tool_error` observation (the page is shown again); a reply that
+does not parse is a `format_error`. The episode ends when MiniWoB says so (the task was
+answered, or its time ran out), at `stop`, or at the spec's turn / format-error limits.
+
+Verdict: reward = MiniWoB's time-discounted reward, raw_reward = the undiscounted one,
+success = full marks. An episode that ends before MiniWoB gives a verdict scores -1 (as
+MiniWoB scores a time-out) with raw_reward None and outcome "unfinished".
+
+spec.options:
+    time_limit_s   the task's time limit per episode (default: the page's own, 10 s in most);
+                   policies slower than a person (an LM on a CPU) need more
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from harnessrl.envs.miniwob import ActionError, Click, Page, PressKey, Type, WebAction, get_oracle, success_of, task_name
+from harnessrl.harness.base import Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
+from harnessrl.policies.scripted import register_planner
+
+TOOLS = ("click", "type", "press", "stop")
+KEY_ALIASES = {"enter": "<Enter>", "return": "<Enter>", "tab": "<Tab>", "space": "<Space>", "backspace": "<Backspace>",
+               "delete": "<Delete>", "escape": "<Escape>", "esc": "<Escape>", "up": "<ArrowUp>", "down": "<ArrowDown>",
+               "left": "<ArrowLeft>", "right": "<ArrowRight>"}
+
+
+def normalize_key(key: str) -> str:
+    """"Enter", "<Enter>", "enter", "ArrowDown", "a", "C-a" -> miniwob's key syntax."""
+    key = key.strip()
+    if len(key) > 2 and key.startswith("<") and key.endswith(">"):
+        return key
+    if key.lower() in KEY_ALIASES:
+        return KEY_ALIASES[key.lower()]
+    if len(key) > 1 and key[1:2] != "-":  # a named key: ArrowDown, PageUp, Home ...
+        return f"<{key}>"
+    return key
+
+
+def shown_key(key: str) -> str:
+    return key[1:-1] if len(key) > 2 and key.startswith("<") and key.endswith(">") else key
+
+
+def action_of(call: ToolCall) -> WebAction:
+    if call.name == "click":
+        return Click(int(call.args["ref"]))
+    if call.name == "type":
+        return Type(int(call.args["ref"]), str(call.args["text"]))
+    return PressKey(normalize_key(str(call.args["key"])))
+
+
+def intent_of(action: WebAction) -> Intent:
+    if isinstance(action, Click):
+        return Intent("click", ref=action.ref)
+    if isinstance(action, Type):
+        return Intent("type", ref=action.ref, text=action.text)
+    return Intent("keys", keystrokes=action.key)
+
+
+def cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 60] + f"\n[... {len(text) - limit + 60} characters cut: the page is too long ...]"
+
+
+class MiniWoBSession(Session):
+    harness: MiniWoBHarness
+
+    def opt(self, name: str, default: Any = None) -> Any:
+        return self.harness.spec.options.get(name, default)
+
+    def start(self) -> list[dict[str, str]]:
+        self.task_name = task_name(self.task)
+        self.page: Page = self.env.reset(self.seed, time_limit_s=self.opt("time_limit_s"))
+        self.env_done, self.reward, self.raw_reward, self.reason = False, 0.0, None, None
+        spec = self.harness.spec
+        values = {"instruction": self.page.utterance, "utterance": self.page.utterance, "page": self.observation(),
+                  "skill": spec.skill or "", "max_turns": spec.max_turns, "task_id": self.task_name}
+        self.messages = []
+        if spec.system_prompt:
+            self.messages.append({"role": "system", "content": fill(spec.system_prompt, **values).strip()})
+        self.messages.append({"role": "user", "content": fill(spec.task_template, **values).strip()})
+        return self.messages
+
+    def observation(self) -> str:
+        return cap(self.harness.render_page(self), self.harness.spec.max_observation_chars)
+
+    def step(self, text: str) -> StepResult:
+        calls = self.harness.parse(text)
+        if not isinstance(calls, list):
+            return self.record_format_error(text, calls)
+        call = calls[0]
+        if call.name == "stop":
+            return self.end_turn(text, "", tool_calls=[call], tool_result="stopped by the agent", done=True)
+        try:
+            result = self.env.step(action_of(call))
+        except ActionError as err:
+            obs = self.harness.render_error(str(err), self)
+            return self.end_turn(text, obs, tool_calls=[call], tool_result=str(err), status="tool_error")
+        self.page = result.page
+        if result.done:
+            self.env_done, self.reward, self.raw_reward, self.reason = True, result.reward, result.raw_reward, result.reason
+            note = f"episode over: reward {result.reward:.3f} (raw {result.raw_reward:g})"
+            return self.end_turn(text, "", tool_calls=[call], tool_result=note, reward=result.reward, done=True)
+        obs = self.observation()
+        return self.end_turn(text, obs, tool_calls=[call], tool_result="ok")
+
+    def finish(self) -> Verdict:
+        info = {"task": self.task_name, "utterance": self.page.utterance if not self.env_done else "",
+                "reason": None if self.reason is None else str(self.reason)}
+        if not self.env_done:
+            return Verdict(reward=-1.0, success=False, outcome="unfinished", raw_reward=None, info=info)
+        success = success_of(self.raw_reward)
+        outcome = "solved" if success else ("timed_out" if self.reason == "timed out" else "failed")
+        return Verdict(reward=float(self.reward), success=success, outcome=outcome, raw_reward=self.raw_reward, info=info)
+
+    def view(self) -> dict[str, Any]:
+        return {"task": self.task_name, "page": self.page, "env_done": self.env_done}
+
+
+class MiniWoBHarness(Harness):
+    env_kinds: ClassVar[tuple[str, ...]] = ("miniwob",)
+    all_tools: ClassVar[tuple[str, ...]] = TOOLS
+    session_class = MiniWoBSession
+
+    def compatibility(self, task: Any) -> str | None:
+        kind = getattr(task, "kind", None)
+        return None if kind in self.env_kinds else f"{self.style} drives MiniWoB tasks, not {kind!r}"
+
+    def supports(self, task: Any) -> bool:
+        return self.compatibility(task) is None
+
+    def render_page(self, session: MiniWoBSession) -> str:
+        raise NotImplementedError
+
+    def render_error(self, message: str, session: MiniWoBSession) -> str:
+        return f"Error: {message}.\n\n{session.observation()}"
+
+
+# ----------------------------------------------------------------------------------------
+# The oracle's planner: the scripted oracle of the task, on the page the harness showed.
+
+
+def plan(state: Any) -> list[Intent]:
+    """policies.scripted planner for kind "miniwob": the next intent, or [] (the oracle gives up)."""
+    view = state.view or {}
+    page = view.get("page")
+    if page is None or view.get("env_done"):
+        return []
+    action = get_oracle(view["task"])(page)
+    return [] if action is None else [intent_of(action)]
+
+
+register_planner("miniwob", "harnessrl.harness._miniwob:plan")

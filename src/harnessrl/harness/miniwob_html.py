@@ -1,0 +1,115 @@
+"""miniwob_html: MiniWoB++ pages as an HTML-like element list, actions as command lines.
+
+Observation: the instruction, then one line per visible element, indented by depth, each
+actionable element prefixed by its ref (text runs have none):
+
+    [5] <input type="text" id="tt" value="">
+    [6] <button id="subbtn" class="secondary-action">Submit</button>
+
+A <select> lists its options. Reply with exactly one action line (other lines are free text):
+
+    CLICK <ref>
+    TYPE <ref> "<text>"        (a JSON string: \\" and \\\\ escape)
+    PRESS <key>                (Enter, Tab, ArrowDown, a, C-a ...)
+    STOP
+
+spec.options: time_limit_s (see _miniwob), show_classes (default true).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from harnessrl.envs.miniwob import Element, Page
+from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, shown_key
+from harnessrl.harness.base import FormatError, Intent, Session, ToolCall, register_style
+
+# Upper-case only, at the start of a line: prose ("Click the button first") is not an action.
+COMMAND = re.compile(r"^\s*(CLICK|TYPE|PRESS|STOP)\b(.*)$", re.MULTILINE)
+REF = r"\[?(\d+)\]?"
+ARGS = {
+    "click": re.compile(rf"^\s*{REF}\s*$"),
+    "type": re.compile(rf'^\s*{REF}\s+("(?:[^"\\]|\\.)*")\s*$'),
+    "press": re.compile(r"^\s*(\S+)\s*$"),
+    "stop": re.compile(r"^\s*$"),
+}
+SYNTAX = {"click": "CLICK <ref>", "type": 'TYPE <ref> "<text>"', "press": "PRESS <key>", "stop": "STOP"}
+
+
+def _attr(name: str, value: str) -> str:
+    return f' {name}="{value}"' if value else ""
+
+
+def element_line(e: Element, show_classes: bool = True) -> list[str]:
+    indent = "  " * e.depth
+    if not e.actionable:
+        return [f"{indent}{e.text}"]
+    tag, kind = (e.tag.split("_", 1) + [""])[:2]
+    attrs = (f' type="{kind}"' if kind else "") + _attr("id", e.id) + (_attr("class", e.classes) if show_classes else "")
+    if tag == "input" and kind in ("checkbox", "radio"):
+        attrs += " checked" if e.value else ""
+    elif tag == "input":
+        attrs += f' value="{e.value or ""}"'
+    if e.focused:
+        attrs += " focused"
+    head = f"{indent}[{e.ref}] <{tag}{attrs}>"
+    if tag == "select":
+        return [head] + [f"{indent}  <option{' selected' if o == e.value else ''}>{o}</option>" for o in e.options]
+    if tag == "input":
+        return [head]
+    if tag == "textarea":
+        return [f"{head}{e.value or ''}</textarea>"]
+    return [f"{head}{e.text}</{tag}>" if e.text or e.is_leaf else head]
+
+
+def page_text(page: Page, show_classes: bool = True) -> str:
+    return "\n".join(line for e in page.elements for line in element_line(e, show_classes))
+
+
+@register_style
+class MiniWoBHtmlHarness(MiniWoBHarness):
+    style = "miniwob_html"
+
+    def render_page(self, session: MiniWoBSession) -> str:
+        body = page_text(session.page, bool(self.spec.options.get("show_classes", True)))
+        return f"Instruction: {session.page.utterance}\n\nPage:\n{body}"
+
+    def parse(self, text: str) -> list[ToolCall] | FormatError:
+        if not isinstance(text, str):
+            return FormatError("the reply is not text")
+        found = [(m.group(1).lower(), m.group(2)) for m in COMMAND.finditer(text)]
+        allowed = " | ".join(SYNTAX[t] for t in self.tools)
+        if not found:
+            return FormatError(f"no action found. Reply with exactly one action line: {allowed}")
+        if len(found) > 1:
+            return FormatError(f"{len(found)} action lines found; give exactly one action per reply")
+        name, rest = found[0]
+        if name not in self.tools:
+            return FormatError(f"{name.upper()} is not available here; use {allowed}")
+        m = ARGS[name].match(rest)
+        if m is None:
+            return FormatError(f"malformed {name.upper()}: expected `{SYNTAX[name]}`")
+        if name == "click":
+            return [ToolCall("click", {"ref": int(m.group(1))})]
+        if name == "type":
+            try:
+                typed = json.loads(m.group(2))
+            except json.JSONDecodeError as err:
+                return FormatError(f"the text of TYPE is not a valid quoted string: {err.msg}")
+            return [ToolCall("type", {"ref": int(m.group(1)), "text": typed})]
+        if name == "press":
+            return [ToolCall("press", {"key": m.group(1)})]
+        return [ToolCall("stop", {})]
+
+    def render_intent(self, intent: Intent, session: Session | None) -> str:
+        a = intent.args
+        if intent.kind == "click":
+            return f"CLICK {a['ref']}"
+        if intent.kind == "type":
+            return f"TYPE {a['ref']} {json.dumps(a['text'], ensure_ascii=False)}"
+        if intent.kind == "keys":
+            return f"PRESS {shown_key(a['keystrokes'])}"
+        if intent.kind == "finish":
+            return "STOP"
+        raise ValueError(f"miniwob_html cannot express a {intent.kind!r} intent")
