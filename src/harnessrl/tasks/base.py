@@ -102,6 +102,7 @@ class Solution:
 
     steps: tuple[Step, ...] = ()
     script: str | None = None
+    support_dir: Path | None = None  # files solve.sh reads, bound read-only at /solution
 
     def apply_edits(self, workspace: Workspace) -> None:
         """Apply the edit steps with the workspace's own (containment-checked) file operations."""
@@ -190,6 +191,8 @@ class Task:
     test_script: str | None = None  # for test_runner="script": path relative to tests_dir
     source: str = "harnessrl"  # "harnessrl" | "terminal-bench" | "harbor"
     notes: tuple[str, ...] = ()  # how a foreign task was adapted
+    env: Mapping[str, str] = field(default_factory=dict)  # for agent commands and tests (Dockerfile ENV)
+    extra_files: tuple[tuple[Path, str], ...] = ()  # (host path, path in /app) copied after workspace_dir
 
     @property
     def kind(self) -> str:

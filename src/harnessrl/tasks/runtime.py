@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harnessrl.tasks.base import Task
-from harnessrl.tasks.sandbox import Sandbox, SandboxResult
+from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxResult
 from harnessrl.tasks.scoring import Score, score_workspace
 from harnessrl.tasks.terminal import TmuxTerminal
 from harnessrl.tasks.workspace import Workspace
@@ -36,8 +36,10 @@ class TaskRuntime:
         sandbox.hide(task.root, task.root.parent)  # the suite's hidden tests and solutions
         self.workspace = Workspace.create(task.workspace_dir, quota_mb=quota_mb)
         self._terminals: list[TmuxTerminal] = []
+        for source, dest in task.extra_files:
+            self.workspace.import_path(source, dest)
         if task.setup_script:
-            r = sandbox.run(task.setup_script, self.workspace, timeout_s=setup_timeout_s)
+            r = sandbox.run(task.setup_script, self.workspace, timeout_s=setup_timeout_s, env=task.env)
             if not r.ok:
                 self.workspace.close()
                 raise TaskSetupError(f"{task.id}: setup.sh {r.status}, exit {r.exit_code}: {r.output[-2000:]}")
@@ -49,11 +51,11 @@ class TaskRuntime:
     def run(self, command: str, *, timeout_s: float | None = None, stdin: str | None = None,
             env: Mapping[str, str] | None = None) -> SandboxResult:
         """Run a shell command (bash -c) in a fresh sandbox over this episode's workspace."""
-        return self.sandbox.run(command, self.workspace, timeout_s=timeout_s, stdin=stdin, env=env)
+        return self.sandbox.run(command, self.workspace, timeout_s=timeout_s, stdin=stdin, env={**self.task.env, **(env or {})})
 
     def terminal(self, **kwargs) -> TmuxTerminal:
         """Start a tmux terminal in the sandbox (closed automatically before scoring)."""
-        term = TmuxTerminal(self.sandbox, self.workspace, **kwargs)
+        term = TmuxTerminal(self.sandbox, self.workspace, env=self.task.env, **kwargs)
         self._terminals.append(term)
         return term
 
@@ -63,9 +65,10 @@ class TaskRuntime:
         if solution is None:
             raise ValueError(f"{self.task.id} ships no solution")
         solution.apply_edits(self.workspace)
-        if solution.script is not None:
-            return self.sandbox.run(solution.script, self.workspace, timeout_s=timeout_s)
-        return None
+        if solution.script is None:
+            return None
+        binds = [Bind(solution.support_dir, "/solution")] if solution.support_dir else []
+        return self.sandbox.run(solution.script, self.workspace, timeout_s=timeout_s, env=self.task.env, binds=binds)
 
     def score(self) -> Score:
         """Stop everything the agent left running, then run the hidden tests."""

@@ -164,16 +164,14 @@ def score_workspace(task: Task, workspace: Workspace, sandbox: Sandbox, *, timeo
     timeout = timeout_s if timeout_s is not None else task.meta.test_timeout_s
     if task.test_runner == "script":
         return _score_script(task, workspace, sandbox, tests, timeout)
-    targets = [f"{TESTS_AT}/{g}" for g in TEST_GROUPS if task.test_files.get(g)]
-    if not targets:  # foreign formats: every test file under tests/
-        targets = [TESTS_AT]
+    targets = [f"{TESTS_AT}/{f}" for g in TEST_GROUPS for f in task.test_files.get(g, ())]
     cmd = [
         "python", "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}", "-rA",
         "--color=no", "--tb=short", "--import-mode=importlib", "--continue-on-collection-errors",
         "-o", "console_output_style=classic", *targets,
     ]
     run = sandbox.run(cmd, workspace, timeout_s=timeout, binds=[tests],
-                      env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                      env={**task.env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     outcome, results, detail = classify(task, parse_pytest_report(run.stdout))
     if outcome == "test_error":
         detail = f"test run {run.status}" + (f" ({run.detail})" if run.detail else "") + f", exit {run.exit_code}"
@@ -186,7 +184,8 @@ def _score_script(task: Task, workspace: Workspace, sandbox: Sandbox, tests: Bin
     for p in logs.iterdir():
         p.unlink()
     run = sandbox.run(["bash", f"{TESTS_AT}/{task.test_script}"], workspace, timeout_s=timeout,
-                      binds=[tests, Bind(logs, LOGS_AT, writable=True)], env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                      binds=[tests, Bind(logs, LOGS_AT, writable=True)],
+                      env={**task.env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     reward = _read_reward(logs)
     rows = parse_pytest_report(run.stdout)
     _, results, _ = classify(task, rows) if rows else ("", (), "")

@@ -20,7 +20,7 @@ private directory of the workspace bound at /run/harnessrl-tmux in both sandboxe
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxProcess, SandboxResult
 from harnessrl.tasks.workspace import Workspace
@@ -39,14 +39,15 @@ class TmuxTerminal:
 
     def __init__(self, sandbox: Sandbox, workspace: Workspace, *, width: int = 160, height: int = 40,
                  lifetime_s: float = 3600.0, shell: Sequence[str] = ("bash", "--noprofile", "--norc"),
-                 history_limit: int = 10_000):
+                 history_limit: int = 10_000, env: Mapping[str, str] | None = None):
         self.sandbox = sandbox
         self.workspace = workspace
         self.width, self.height = width, height
         socket_dir = workspace.private_dir("tmux")
         self._bind = Bind(socket_dir, SOCKET_DIR, writable=True)
         self._server: SandboxProcess = sandbox.spawn(
-            ["tmux", "-D", "-S", SOCKET, "-f", "/dev/null"], workspace, binds=[self._bind], lifetime_s=lifetime_s
+            ["tmux", "-D", "-S", SOCKET, "-f", "/dev/null"], workspace, binds=[self._bind], lifetime_s=lifetime_s,
+            env=env,
         )
         deadline = time.monotonic() + 10.0
         while not (socket_dir / "sock").exists():

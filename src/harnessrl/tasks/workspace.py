@@ -181,6 +181,21 @@ class Workspace(SafeFiles):
         (self.etc / "passwd").write_text("\n".join(passwd) + "\n")
         (self.etc / "group").write_text("\n".join(group) + "\n")
 
+    def import_path(self, source: str | Path, dest: str) -> None:
+        """Copy a host file or directory into the workspace at `dest` (before the agent starts)."""
+        rel = self.relpath(dest)
+        if not rel:
+            raise WorkspaceError("import_path needs a destination inside the workspace")
+        source = Path(source)
+        if source.is_dir():
+            for path in sorted(source.rglob("*")):
+                if path.is_file() and not path.is_symlink():
+                    self.write_bytes(f"{rel}/{path.relative_to(source).as_posix()}", path.read_bytes())
+        else:
+            self.write_bytes(rel, source.read_bytes())
+            if os.access(source, os.X_OK):
+                (self.root / rel).chmod(0o755)
+
     def private_dir(self, name: str) -> Path:
         """A host directory owned by the workspace uid, outside /app (bind it where needed)."""
         if not name or "/" in name or name in (".", ".."):
