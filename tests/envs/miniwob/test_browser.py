@@ -160,20 +160,17 @@ def test_a_sigkilled_owner_is_reaped_by_the_next_browser_start():
 
 WORKER = textwrap.dedent(
     """
-    import json, multiprocessing as mp, sys
+    import json, multiprocessing as mp, os, sys
     from concurrent.futures import ProcessPoolExecutor
 
+    # Imported at the top: the forkserver preloads __main__, so workers inherit the module.
+    from harnessrl.envs.miniwob import open_env, shared_pool
+
     def job(seed):
-        import os
-        from harnessrl.envs.miniwob import open_env
         env = open_env("miniwob/click-test", seed)  # a pooled browser the worker never closes
         env.reset(seed)
         env.close()  # back to the shared pool, still running
-        return os.getpid(), env_pids()
-
-    def env_pids():
-        from harnessrl.envs.miniwob import shared_pool
-        return shared_pool().pids
+        return os.getpid(), shared_pool().pids
 
     if __name__ == "__main__":
         with ProcessPoolExecutor(1, mp_context=mp.get_context("forkserver")) as ex:

@@ -108,9 +108,18 @@ def close_all() -> None:
         instance.close()
 
 
-# At interpreter exit; and in multiprocessing workers, which leave through os._exit (no atexit).
 atexit.register(close_all)
-multiprocessing.util.Finalize(None, close_all, exitpriority=100)
+_EXIT_HOOK_PID: int | None = None
+
+
+def _ensure_exit_hook() -> None:
+    """multiprocessing workers leave through os._exit (no atexit) after running multiprocessing's
+    finalizers, whose registry a forked child starts empty: register in each process that starts
+    a browser (a module-level hook would be lost in workers forked from a preloaded server)."""
+    global _EXIT_HOOK_PID
+    if _EXIT_HOOK_PID != os.getpid():
+        multiprocessing.util.Finalize(None, close_all, exitpriority=100)
+        _EXIT_HOOK_PID = os.getpid()
 
 
 # ----------------------------------------------------------------------------------------
@@ -145,7 +154,13 @@ def _owner(tmpdir: str) -> int | None:
 def reap_orphans() -> int:
     """Kill browsers (and delete their dirs) whose owning Python process is gone. Returns how many."""
     dead = [(p, tag) for p, tag in tagged_processes() if _owner(tag) is not None and not psutil.pid_exists(_owner(tag))]
-    kill_process_tree(None, [p for p, _ in dead])
+    procs = []
+    for proc, _ in dead:
+        try:
+            procs += [proc, *proc.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            pass
+    kill_process_tree(None, procs)
     stale = {tag for _, tag in dead}
     for path in Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*"):
         owner = _owner(str(path))
@@ -229,6 +244,7 @@ class ManagedInstance(SeleniumInstance):
         if hasattr(self, "driver"):
             raise BrowserError(f"instance {self.index} already has a driver")
         binary, chromedriver = browser_paths()
+        _ensure_exit_hook()
         reap_orphans()
         self._tmpdir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
         self._service = ChromeService(
