@@ -132,6 +132,7 @@ def _run_oracle(harness, env, task, seed):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("harness_id", HARNESSES)
+@pytest.mark.slow
 def test_oracle_solves_every_task_through_the_harness_and_sees_its_targets(pool, harness_id):
     harness = make_harness(harness_id)
 

@@ -42,6 +42,7 @@ def _endpoint_hosts(decoration: str) -> list[str]:
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+@pytest.mark.slow
 def test_no_packet_or_connection_leaves_loopback(tmp_path):
     log = tmp_path / "strace.log"
     run = subprocess.run(
@@ -72,6 +73,7 @@ def test_no_packet_or_connection_leaves_loopback(tmp_path):
     assert problems == [], "\n".join(problems[:10])
 
 
+@pytest.mark.slow
 def test_episodes_run_with_no_network_at_all():
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
     if probe.returncode != 0:

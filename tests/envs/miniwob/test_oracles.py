@@ -19,6 +19,7 @@ def test_at_least_fifteen_oracles():
         get_oracle("drag-box")
 
 
+@pytest.mark.slow
 def test_every_oracle_solves_its_task(pool):
     jobs = [(task, seed) for task in sorted(ORACLES) for seed in SEEDS]
     episodes = pool.map(lambda env, seed: run_oracle_episode(env, seed), jobs)

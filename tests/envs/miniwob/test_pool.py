@@ -8,6 +8,7 @@ import time
 import pytest
 
 from harnessrl.envs.miniwob import BrowserPool, MiniWoBTask, close_shared_pool, open_env, shared_pool
+from harnessrl.envs.miniwob.browser import tagged_processes
 
 from .conftest import alive, browser_children
 
@@ -86,3 +87,16 @@ def test_open_env_lends_from_the_shared_pool():
     finally:
         close_shared_pool()
     assert alive(pids) == [] and browser_children() - before == set()
+
+
+def test_a_dead_browser_is_not_lent_again():
+    with BrowserPool(1) as pool:
+        env = pool.acquire("click-test")
+        tmpdir = env.instance.tmpdir
+        env.instance._service.process.kill()  # chromedriver dies under the env
+        env.instance._service.process.wait()
+        pool.release(env)
+        fresh = pool.acquire("click-test")
+        assert fresh is not env and fresh.alive and fresh.reset(0).utterance == "Click the button."
+        pool.release(fresh)
+    assert not env.alive and tagged_processes(tmpdir) == []  # its orphaned Chromium was killed too

@@ -281,6 +281,12 @@ class ManagedInstance(SeleniumInstance):
         self._load(self.url)
 
     @property
+    def alive(self) -> bool:
+        """Not closed, and chromedriver still running."""
+        process = getattr(self._service, "process", None) if self._service else None
+        return not self._closed and process is not None and process.poll() is None
+
+    @property
     def tmpdir(self) -> str | None:
         """The private TMPDIR every process of this browser carries (its tag)."""
         return self._tmpdir

@@ -99,6 +99,10 @@ class MiniWoBEnv:
         return self._env.instance
 
     @property
+    def alive(self) -> bool:
+        return self._env.instance.alive
+
+    @property
     def pids(self) -> list[int]:
         """chromedriver and its Chromium processes (for leak checks)."""
         return self._env.instance.pids

@@ -82,7 +82,8 @@ class BrowserPool:
         return env
 
     def release(self, env: MiniWoBEnv, broken: bool = False) -> None:
-        """Return an env; a `broken` one (its browser failed) is closed and replaced on demand."""
+        """Return an env; a `broken` one (its browser failed or died) is closed and replaced on demand."""
+        broken = broken or not env.alive
         with self._cond:
             discard = broken or self._closed or len(self._idle) >= self.size
             if discard:
