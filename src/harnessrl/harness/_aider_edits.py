@@ -47,7 +47,7 @@ class EditBlock:
 
 def _strip_filename(line: str) -> str | None:
     name = line.strip()
-    if not name or name == "..." or FENCE.match(name):
+    if not name or name == "..." or FENCE.match(name) or any(m.match(name) for m in (HEAD, DIVIDER, UPDATED)):
         return None
     name = name.rstrip(":").lstrip("#").strip().strip("`").strip("*").strip()
     return name or None

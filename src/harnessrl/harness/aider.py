@@ -190,6 +190,8 @@ class AiderHarness(CodeHarness):
             return False
         if self.whole:
             return True
+        if intent.kind == "replace" and not str(intent.args.get("old", "")).strip():
+            return False  # an all-blank SEARCH means "create or append" to Aider
         texts = [str(intent.args.get(k, "")) for k in ("content", "old", "new")]
         markers = (ed.HEAD, ed.DIVIDER, ed.UPDATED)
         return not any(m.match(line) for t in texts for line in t.split("\n") for m in markers)

@@ -140,8 +140,8 @@ class OpenHandsSession(CodeSession):
             self.turn += 1  # every agent step is an iteration in OpenHands
             if not self.done and self.turn >= self.harness.spec.max_turns:
                 self.stop("max_iterations", "turn_limit")
-            elif self._stuck(text, obs, True):
-                self.stop("stuck_in_loop")
+            elif self._stuck(text, obs, True):  # the same malformed reply again and again
+                self.stop("stuck_in_loop", "format_error")
             result.done = self.done
             return result
         call = calls[0]

@@ -29,7 +29,7 @@ from harnessrl.harness.base import Intent
 from harnessrl.policies.base import Action, AgentState, Policy
 
 #: text that is malformed in every built-in code/terminal style (see the module docstring)
-MALFORMED = '<tool_call>{"name": oops</tool_call>\nnotes.txt\n<<<<<<< SEARCH\nhalf a block and no JSON object\n'
+MALFORMED = '<tool_call>{"name": oops</tool_call>\nnotes.txt\n<<<<<<< SEARCH\nhalf a block and no JSON object\n```\nan unclosed listing\n'
 
 Planner = Callable[[AgentState], list[Intent]]
 PLANNERS: dict[str, str | Planner] = {}
@@ -167,6 +167,9 @@ class DropRequirement(PlanPolicy):
     policy_id = "oracle-drop"
     injects = "dropped_requirement"
 
+    def injected_fault(self, task: Any) -> str | None:
+        return self.injects
+
     def plan(self, state: AgentState) -> list[Intent]:
         target = _first_python_target(state)
         if target is None:
@@ -176,10 +179,16 @@ class DropRequirement(PlanPolicy):
 
 
 class BreakExisting(Oracle):
-    """Solves the task, then redefines one function that only the regression tests use."""
+    """Solves the task, then redefines one function that only the regression tests use.
+
+    Tasks whose regression tests use no name the requirement tests leave alone get the plain
+    oracle (`injected_fault` says None for them)."""
 
     policy_id = "oracle-break"
     injects = "broke_existing"
+
+    def injected_fault(self, task: Any) -> str | None:
+        return self.injects if regression_only_name(task) is not None else None
 
     def plan(self, state: AgentState) -> list[Intent]:
         plan = super().plan(state)
@@ -198,6 +207,9 @@ class Malformed(PlanPolicy):
 
     policy_id = "oracle-malformed"
     injects = "format_error"
+
+    def injected_fault(self, task: Any) -> str | None:
+        return self.injects
 
     def turn_text(self, state: AgentState) -> str:
         return MALFORMED

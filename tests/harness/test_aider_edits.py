@@ -1,0 +1,105 @@
+"""Aider's edit-block grammar and matching rules, as pure functions."""
+
+import pytest
+
+from harnessrl.harness import _aider_edits as ed
+from tests.harness.agent_fixtures import dedent
+
+FILE = dedent('''
+    def f(x):
+        if x:
+            return 1
+        return 0
+
+
+    def g(x):
+        if x:
+            return 1
+        return 0
+''')
+
+
+@pytest.mark.parametrize("head,div,upd", [
+    ("<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"),
+    ("<<<<< SEARCH", "=====", ">>>>> REPLACE"),
+    ("<<<<<<<<< SEARCH>", "=========", ">>>>>>>>> REPLACE  "),
+])
+def test_marker_variants_match_aider_regexes(head, div, upd):
+    text = f"a.py\n```\n{head}\nold\n{div}\nnew\n{upd}\n```\n"
+    assert ed.find_edit_blocks(text) == [ed.EditBlock("a.py", "old\n", "new\n")]
+
+
+@pytest.mark.parametrize("bad", ["<<<< SEARCH", "<<<<<<<<<< SEARCH", "<<<<<<< search"])
+def test_marker_lengths_outside_5_to_9_are_not_markers(bad):
+    assert ed.find_edit_blocks(f"a.py\n{bad}\nold\n=======\nnew\n>>>>>>> REPLACE\n") == []
+
+
+def test_filename_from_up_to_three_lines_back_and_carried_over():
+    text = ("Change both:\n\n`pkg/mod.py`:\n```python\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n"
+            "```python\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n```\n")
+    blocks = ed.find_edit_blocks(text)
+    assert [b.path for b in blocks] == ["pkg/mod.py", "pkg/mod.py"]  # the second reuses the path
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "filename"),
+    ("a.py\n<<<<<<< SEARCH\na\nb\n", "======="),
+    ("a.py\n<<<<<<< SEARCH\na\n=======\nb\n", ">>>>>>> REPLACE"),
+])
+def test_malformed_blocks_raise_format_errors(text, msg):
+    with pytest.raises(ed.EditFormatError, match=msg):
+        ed.find_edit_blocks(text)
+
+
+def test_exact_match_replaces_first_occurrence_only():
+    block = ed.EditBlock("m.py", "    if x:\n        return 1\n", "    if x:\n        return 2\n")
+    out = ed.apply_block(FILE, block)
+    assert out.count("return 2") == 1 and out.index("return 2") < out.index("def g")
+
+
+def test_whitespace_tolerant_match_restores_the_files_indentation():
+    block = ed.EditBlock("m.py", "if x:\n    return 1\n", "if x:\n    return 3\n")  # indentation stripped
+    out = ed.apply_block(FILE, block)
+    assert "    if x:\n        return 3\n" in out and out.count("return 3") == 1
+
+
+def test_dotdotdot_elision_matches_each_piece_exactly_once():
+    text = FILE + "\n\nVALUE = 3\n"
+    search = "def g(x):\n...\nVALUE = 3\n"
+    replace = "def g(y):\n...\nVALUE = 4\n"
+    out = ed.apply_block(text, ed.EditBlock("m.py", search, replace))
+    assert "def g(y):" in out and out.endswith("VALUE = 4\n") and "def f(x):" in out
+    assert out.count("return 1") == 2  # the elided middle is untouched
+    # an elided piece that occurs twice cannot be placed
+    assert ed.apply_block(FILE, ed.EditBlock("m.py", "    return 1\n...\n", "    return 5\n...\n")) is None
+
+
+def test_empty_search_creates_or_appends():
+    assert ed.apply_block(None, ed.EditBlock("new.py", "", "x = 1\n")) == "x = 1\n"
+    assert ed.apply_block("a = 0", ed.EditBlock("m.py", "", "b = 1\n")) == "a = 0\nb = 1\n"
+
+
+def test_no_match_returns_none_and_the_report_names_block_hint_and_applied_count():
+    block = ed.EditBlock("m.py", "def f(x):\n    if x:\n        return 7\n", "pass\n")
+    assert ed.apply_block(FILE, block) is None
+    report = ed.failure_report([(block, FILE)], applied=2)
+    assert "1 SEARCH/REPLACE block failed to match" in report
+    assert "<<<<<<< SEARCH\ndef f(x):" in report and "Perhaps you meant" in report
+    assert "return 1" in report.split("Perhaps you meant")[1]  # the closest lines of the file
+    assert "The other 2 SEARCH/REPLACE blocks applied cleanly" in report
+
+
+def test_whole_file_listings():
+    text = "Here it is:\n\ncalc.py\n```python\nx = 1\n```\n"
+    assert ed.find_whole_files(text) == [("calc.py", "x = 1\n")]
+    assert ed.find_whole_files("```\ny = 2\n```\n", only_file="only.py") == [("only.py", "y = 2\n")]
+    with pytest.raises(ed.EditFormatError, match="closing"):
+        ed.find_whole_files("calc.py\n```\nx = 1\n")
+
+
+def test_render_block_round_trips_and_fences_avoid_content():
+    text = ed.render_block("a.py", "old\n", "new\n")
+    assert ed.find_edit_blocks(text) == [ed.EditBlock("a.py", "old\n", "new\n")]
+    assert ed.choose_fence("```\ncode\n```\n") == "````"
+    whole = ed.render_whole("doc.md", "```\ncode\n```\n", ed.choose_fence("```\ncode\n```\n"))
+    assert ed.find_whole_files(whole) == [("doc.md", "```\ncode\n```\n")]

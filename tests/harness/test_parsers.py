@@ -1,0 +1,225 @@
+"""Every style's parser: render_intent is its inverse (property tests), and arbitrary text never
+raises (hypothesis, 10,000 strings per parser) — malformed output is a FormatError."""
+
+import base64
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from harnessrl.harness import _aider_edits as ed
+from harnessrl.harness.base import FormatError, Intent, ToolCall, make_harness
+from tests.harness.agent_fixtures import MemSession
+
+STYLES = ["answer_tag", "aider", "aider_whole", "swe_agent", "openhands", "qwen_code", "terminus"]
+H = {h: make_harness(h) for h in STYLES}
+
+paths = st.from_regex(r"[a-z][a-z0-9_]{0,6}(/[a-z][a-z0-9_]{0,6}){0,2}\.(py|txt|md)", fullmatch=True)
+line = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=30)
+lines = st.lists(line, min_size=1, max_size=8)
+content = lines.map(lambda ls: "\n".join(ls) + "\n")
+commands = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=60).map(str.strip).filter(bool)
+
+FRAGMENTS = [
+    "<answer>", '<answer path="a.py">', "</answer>", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n", "```\n",
+    "```python\n", "a.py\n", "DISCUSSION\n", "edit 1:2\n", "end_of_edit\n", "open \"x\"\n", "submit\n", "<function=",
+    "execute_bash>", "str_replace_editor>", "finish>", "<parameter=command>", "<parameter=path>", "</parameter>",
+    "</function>", "view", "<tool_call>", "</tool_call>", '{"name": "edit", "arguments": {', '"file_path": "/app/a.py"',
+    "}", "{", '"commands": [', '{"keystrokes": "ls\\n", "duration": 1}', "]", '"analysis": "", "plan": "",',
+    '"task_complete": true', "\n", " ", "\x00", "\ud7ff", "ß", "\t",
+]
+fuzz_text = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=25).map("".join),
+)
+
+
+@pytest.mark.slow
+def test_parsers_never_raise_on_10k_arbitrary_strings():
+    """Each of the 10,000 strings goes to every parser (so each parser sees all 10,000)."""
+    seen = {s: 0 for s in STYLES}
+
+    @settings(max_examples=10_000, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(fuzz_text)
+    def check(text):
+        for style, harness in H.items():
+            out = harness.parse(text)
+            assert isinstance(out, FormatError) or (isinstance(out, list) and all(isinstance(c, ToolCall) for c in out))
+            seen[style] += 1
+
+    check()
+    assert min(seen.values()) >= 10_000
+
+
+# ---------------------------------------------------------------------------------------
+# round trips: parse(render_intent(i)) carries out exactly i
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths, content, commands)
+def test_answer_tag_round_trip(path, text, command):
+    h = H["answer_tag"]
+    intent = Intent("write", path=path, content=text)
+    assume(h.expressible(intent))
+    assert h.parse(h.render_intent(intent, None)) == [ToolCall("file", {"path": path, "content": text})]
+    assert h.parse(h.render_intent(Intent("run", command=command), None)) == [ToolCall("script", {"script": command})]
+
+
+@settings(max_examples=150, deadline=None)
+@given(paths, lines, lines, lines, lines)
+def test_aider_search_replace_round_trip(path, before, old, new, after):
+    h = H["aider"]
+    old_t, new_t = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    file = "\n".join(before) + "\n" + old_t + "\n".join(after) + "\n"
+    intent = Intent("replace", path=path, old=old_t, new=new_t)
+    assume(h.expressible(intent) and h.expressible(Intent("write", path=path, content=file)))
+    assume(file.count(old_t) == 1)
+    calls = h.parse(h.render_intent(intent, MemSession({path: file})))
+    assert calls == [ToolCall("search_replace", {"path": path, "search": old_t, "replace": new_t})]
+    block = ed.EditBlock(path, calls[0].args["search"], calls[0].args["replace"])
+    assert ed.apply_block(file, block) == file.replace(old_t, new_t, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths, content)
+def test_aider_create_and_whole_file_round_trip(path, text):
+    intent = Intent("write", path=path, content=text)
+    assume(H["aider"].expressible(intent))
+    assert H["aider"].parse(H["aider"].render_intent(intent, MemSession({}))) == [
+        ToolCall("search_replace", {"path": path, "search": "", "replace": text})]
+    assert H["aider_whole"].parse(H["aider_whole"].render_intent(intent, MemSession({}))) == [
+        ToolCall("whole_file", {"path": path, "replace": text})]
+
+
+def _swe_apply(text: str, call: ToolCall) -> str:
+    start, end = map(int, call.args["range"].split(":"))
+    ls = text.split("\n")
+    ls[start - 1:end] = call.args["text"].split("\n") if call.args["text"] else []
+    return "\n".join(ls)
+
+
+@settings(max_examples=150, deadline=None)
+@given(paths, lines, lines, lines, lines)
+def test_swe_agent_edit_round_trip(path, before, old, new, after):
+    h = H["swe_agent"]
+    old_t, new_t = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    file = "\n".join(before) + "\n" + old_t + "\n".join(after) + "\n"
+    intent = Intent("replace", path=path, old=old_t, new=new_t)
+    assume(old != new and h.expressible(intent) and "```" not in file and "end_of_edit" not in file.split("\n"))
+    closed = MemSession({path: file}, {"open_file": None})
+    text, used = h.render_turn([intent], closed)
+    assert used == 0 and h.parse(text) == [ToolCall("open", {"path": path})]  # open the file first
+    text, used = h.render_turn([intent], MemSession({path: file}, {"open_file": path}))
+    calls = h.parse(text)
+    assert used == 1 and calls[0].name == "edit"
+    assert _swe_apply(file, calls[0]) == file.replace(old_t, new_t, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(commands)
+def test_swe_agent_bash_round_trip(command):
+    h = H["swe_agent"]
+    intent = Intent("run", command=command)
+    assume(h.expressible(intent))
+    assert h.parse(h.render_intent(intent, None)) == [ToolCall("bash", {"command": command})]
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths, content, content, commands)
+def test_openhands_round_trip(path, old, new, command):
+    h = H["openhands"]
+    for intent, expected in [
+        (Intent("replace", path=path, old=old, new=new),
+         ToolCall("str_replace_editor", {"command": "str_replace", "path": f"/app/{path}", "old_str": old, "new_str": new})),
+        (Intent("write", path=path, content=new),
+         ToolCall("str_replace_editor", {"command": "create", "path": f"/app/{path}", "file_text": new})),
+        (Intent("run", command=command), ToolCall("execute_bash", {"command": command})),
+        (Intent("finish", message="done"), ToolCall("finish", {"message": "done"})),
+    ]:
+        assume(h.expressible(intent))
+        assert h.parse(h.render_intent(intent, MemSession({}))) == [expected]
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths, st.text(max_size=80), st.text(max_size=80), st.text(max_size=80))
+def test_qwen_code_round_trip_any_text(path, old, new, command):
+    h = H["qwen_code"]
+    intents = [Intent("replace", path=path, old=old, new=new), Intent("write", path=path, content=new),
+               Intent("run", command=command), Intent("read", path=path)]
+    text, used = h.render_turn(intents + [Intent("finish")], MemSession({}))
+    assert used == 4  # every call of the plan in one reply; the finish is a reply without calls
+    assert h.parse(text) == [
+        ToolCall("edit", {"file_path": f"/app/{path}", "old_string": old, "new_string": new}),
+        ToolCall("write_file", {"file_path": f"/app/{path}", "content": new}),
+        ToolCall("run_shell_command", {"command": command}),
+        ToolCall("read_file", {"file_path": f"/app/{path}"}),
+    ]
+    assert h.parse(h.render_intent(Intent("finish", message="all done"), None)) == []
+
+
+def _typed_script(keys: str) -> str:
+    m = re.fullmatch(r"bash <<'__HRL_EOF__'\n(.*)__HRL_EOF__\n", keys, re.DOTALL)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"echo ([A-Za-z0-9+/=]+) \| base64 -d \| bash\n", keys)
+    return base64.b64decode(m.group(1)).decode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_terminus_round_trip_any_script(script):
+    h = H["terminus"]
+    text, used = h.render_turn([Intent("run", command=script)], None)
+    calls = h.parse(text)
+    assert used == 1 and [c.name for c in calls] == ["keystrokes"]
+    expected = script if script.endswith("\n") else script + "\n"
+    assert _typed_script(calls[0].args["keystrokes"]) == expected
+
+
+def test_terminus_finish_needs_two_turns():
+    h = H["terminus"]
+    text, used = h.render_turn([Intent("finish")], MemSession({}, {"pending_completion": False}))
+    assert used == 0 and h.parse(text) == [ToolCall("task_complete", {})]
+    assert h.render_turn([Intent("finish")], MemSession({}, {"pending_completion": True}))[1] == 1
+
+
+# ---------------------------------------------------------------------------------------
+# format details each parser must honour
+
+
+def test_swe_agent_takes_the_last_fenced_block_and_one_command():
+    h = H["swe_agent"]
+    assert h.parse("DISCUSSION\nx\n```\nls\n```\nthen\n```\npwd\n```\n") == [ToolCall("bash", {"command": "pwd"})]
+    assert isinstance(h.parse("DISCUSSION\nno command"), FormatError)
+    assert isinstance(h.parse("```\nedit 1:2\nfoo\n```"), FormatError)  # no end_of_edit
+    assert isinstance(h.parse("```\nopen a.py\nls\n```"), FormatError)  # two commands
+    assert h.parse('```\nopen "my file.py" 20\n```') == [ToolCall("open", {"path": "my file.py", "line": "20"})]
+
+
+def test_openhands_text_calls_validate_names_params_and_types():
+    h = H["openhands"]
+    ok = "<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/app</parameter>\n</function>"
+    assert h.parse(ok)[0].args == {"command": "view", "path": "/app"}
+    assert h.parse(ok.replace("</function>", ""))[0].name == "str_replace_editor"  # closing tag added
+    for bad, why in [
+        (ok.replace("view", "delete"), "must be one of"),
+        (ok.replace("str_replace_editor", "browser"), "not among the available tools"),
+        ("<function=execute_bash>\n</function>", "Missing required parameters"),
+        ("<function=execute_bash>\n<parameter=command>ls</parameter>\n<parameter=cwd>/</parameter>\n</function>", "not allowed"),
+        ("<function=str_replace_editor>\n<parameter=command>insert</parameter>\n<parameter=path>/app/a</parameter>\n"
+         "<parameter=insert_line>two</parameter>\n</function>", "invalid value"),
+    ]:
+        err = h.parse(bad)
+        assert isinstance(err, FormatError) and why in err.message
+
+
+def test_qwen_code_and_terminus_reject_bad_json_shapes():
+    assert isinstance(H["qwen_code"].parse("<tool_call>{not json}</tool_call>"), FormatError)
+    assert isinstance(H["qwen_code"].parse('<tool_call>["edit"]</tool_call>'), FormatError)
+    assert H["qwen_code"].parse("I am done.") == []  # no call: the episode stops
+    t = H["terminus"]
+    assert "Missing required fields" in t.parse('{"analysis": "a", "commands": []}').message
+    assert "'duration'" in t.parse('{"analysis": "", "plan": "", "commands": [{"keystrokes": "x", "duration": "1"}]}').message
+    assert t.parse('noise {"analysis": "", "plan": "", "commands": []} noise') == []

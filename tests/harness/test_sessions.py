@@ -1,0 +1,266 @@
+"""Each style's control logic against a real sandboxed workspace: formats of observations,
+error messages, stop rules, limits. One small task: `add` in calc.py subtracts."""
+
+import json
+
+import pytest
+
+from tests.harness.agent_fixtures import CALC, dedent, make_suite, session
+
+FIXED = CALC.replace("a - b", "a + b")
+pytestmark = pytest.mark.sandbox
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    long_file = "".join(f"line_{i} = {i}\n" for i in range(1, 251))
+    suite = make_suite(tmp_path_factory.mktemp("suite"), {"fix-add": {"files": {"calc.py": CALC, "big.py": long_file,
+                                                                                  "sub/notes.txt": "alpha\nbeta alpha\n"}}})
+    return suite["fix-add"]
+
+
+def fence(cmd):
+    return f"DISCUSSION\nok\n```\n{cmd}\n```"
+
+
+# ---------------------------------------------------------------------------------------
+# answer_tag
+
+
+def test_answer_tag_one_reply_and_format_errors(task):
+    h, s, env = session("answer_tag", task)
+    try:
+        r = s.step("I think the fix is to add.")
+        assert r.status == "format_error" and "no <answer>" in r.observation and not r.done and s.format_errors == 1
+        r = s.step(f'<answer path="calc.py">\n{FIXED}</answer>')
+        assert r.done and s.finish().success and env.workspace.read_text("calc.py") == FIXED
+    finally:
+        env.close()
+
+
+# ---------------------------------------------------------------------------------------
+# aider
+
+
+def test_aider_reflects_failures_and_stops_after_three(task):
+    h, s, env = session("aider", task)
+    try:
+        bad = "calc.py\n```\n<<<<<<< SEARCH\n    return a * b * 2\n=======\n    return 0\n>>>>>>> REPLACE\n```\n"
+        for i in range(3):
+            r = s.step(bad)
+            assert not r.done and r.status == "tool_error" and "1 SEARCH/REPLACE block failed to match" in r.observation
+        r = s.step(bad)  # the fourth failure: no reflections left
+        assert r.done and s.stop_reason == "reflections_exhausted" and s.turn == 4
+    finally:
+        env.close()
+
+
+def test_aider_partial_success_then_fix_and_lint_reflection(task):
+    h, s, env = session("aider", task)
+    try:
+        good = "calc.py\n```\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
+        lint = "calc.py\n```\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a * undefined_name\n>>>>>>> REPLACE\n```\n"
+        r = s.step(good + "\n" + lint)
+        assert not r.done and "# Fix any errors below" in r.observation and "F821" in r.observation
+        r = s.step("calc.py\n```\n<<<<<<< SEARCH\n    return a * undefined_name\n=======\n    return a * b\n>>>>>>> REPLACE\n```\n")
+        assert r.done and s.stop_reason == "edits_applied" and s.finish().success
+    finally:
+        env.close()
+
+
+def test_aider_never_runs_shell_commands(task):
+    h, s, env = session("aider", task)
+    try:
+        r = s.step("Run this:\n```bash\ntouch /app/pwned\n```\n")
+        assert r.done and s.stop_reason == "no_edits" and not env.workspace.exists("pwned")
+        assert "shell" not in h.capabilities
+    finally:
+        env.close()
+
+
+# ---------------------------------------------------------------------------------------
+# swe_agent
+
+
+def test_swe_agent_window_scroll_and_observation_template(task):
+    h, s, env = session("swe_agent", task)
+    try:
+        r = s.step(fence("open big.py"))
+        lines = r.observation.split("\n")
+        assert lines[0] == "[File: /app/big.py (250 lines total)]" and lines[1] == "1:line_1 = 1"
+        assert lines[100] == "100:line_100 = 100" and lines[101] == "(150 more lines below)"
+        assert r.observation.endswith("(Open file: /app/big.py)\n(Current directory: /app)\nbash-$")
+        r = s.step(fence("scroll_down"))
+        assert "(98 more lines above)" in r.observation and "99:line_99 = 99" in r.observation  # overlap 2
+        r = s.step(fence("goto 200"))
+        assert "(150 more lines below)" not in r.observation and "200:line_200 = 200" in r.observation
+        r = s.step(fence("search_file alpha sub/notes.txt"))
+        assert 'Found 2 matches for "alpha" in /app/sub/notes.txt:' in r.observation and "Line 2:beta alpha" in r.observation
+        r = s.step(fence("search_dir alpha"))
+        assert "/app/sub/notes.txt (2 matches)" in r.observation
+        r = s.step(fence("cd sub"))
+        assert "Your command ran successfully and did not produce any output." in r.observation
+        assert "(Current directory: /app/sub)" in r.observation
+        r = s.step(fence("find_file calc.py /app"))
+        assert 'Found 1 matches for "calc.py" in /app:\n/app/calc.py' in r.observation
+        # only the last 5 observations stay whole
+        omitted = [m["content"] for m in s.messages if m["content"].startswith("Old environment output:")]
+        assert len(omitted) == 2 and "lines omitted" in omitted[0]
+    finally:
+        env.close()
+
+
+def test_swe_agent_edit_lints_and_reverts(task):
+    h, s, env = session("swe_agent", task)
+    try:
+        s.step(fence("open calc.py"))
+        r = s.step(fence("edit 5:5\n    return a + undefined_thing\nend_of_edit"))
+        assert r.status == "tool_error" and "F821 undefined name 'undefined_thing'" in r.observation
+        assert "NOT applied" in r.observation and env.workspace.read_text("calc.py") == CALC
+        r = s.step(fence("edit 5:5\n    return a + b\nend_of_edit"))
+        assert r.observation.startswith("File updated.") and env.workspace.read_text("calc.py") == FIXED
+        r = s.step(fence("submit"))
+        assert r.done and s.stop_reason == "submitted" and s.finish().success
+    finally:
+        env.close()
+
+
+def test_swe_agent_format_retries_then_autosubmit_and_blocklist(task):
+    h, s, env = session("swe_agent", task)
+    try:
+        r = s.step(fence("vim calc.py"))
+        assert r.status == "blocked" and "Operation 'vim calc.py' is not supported" in r.observation
+        s.step(fence("open calc.py"))  # a valid step drops the failed attempt from the history
+        assert not any("not supported" in m["content"] for m in s.messages)
+        s.step(fence("edit 5:5\n    return a + b\nend_of_edit"))
+        for i in range(3):
+            r = s.step("I forgot the command block")
+            assert r.status == "format_error" and not r.done
+        r = s.step("still no command")
+        assert r.done and s.stop_status == "format_error" and s.stop_reason == "exit_format"
+        assert s.finish().success  # the workspace as it stood was submitted
+    finally:
+        env.close()
+
+
+def test_swe_agent_three_timeouts_in_a_row_end_the_run(task):
+    h, s, env = session("swe_agent", task, command_timeout_s=1.0)
+    try:
+        for i in range(3):
+            r = s.step(fence("sleep 5"))
+            assert r.status == "timeout" and "cancelled because it ran longer than 1 seconds" in r.observation
+        assert r.done and s.stop_status == "timeout" and s.stop_reason == "exit_command_timeout"
+    finally:
+        env.close()
+
+
+# ---------------------------------------------------------------------------------------
+# openhands
+
+
+def call(name, **params):
+    body = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in params.items())
+    return f"I will act.\n<function={name}>\n{body}</function>"
+
+
+def test_openhands_bash_and_editor_observations(task):
+    h, s, env = session("openhands", task)
+    try:
+        r = s.step(call("execute_bash", command="echo hi; exit 3"))
+        assert r.observation.startswith("EXECUTION RESULT of [execute_bash]:\nhi\n")
+        assert r.observation.endswith("[Current working directory: /app]\n[Python interpreter: python]\n"
+                                      "[Command finished with exit code 3]")
+        r = s.step(call("execute_bash", command="python -c \"print('x' * 50000)\""))
+        assert len(r.observation) < 31_000 and "<response clipped>" in r.observation
+        r = s.step(call("str_replace_editor", command="str_replace", path="/app/calc.py", old_str="return", new_str="yield"))
+        assert "Multiple occurrences of old_str `return` in lines [5, 9]" in r.observation
+        r = s.step(call("str_replace_editor", command="str_replace", path="/app/calc.py", old_str="nope", new_str="x"))
+        assert "did not appear verbatim in /app/calc.py" in r.observation and r.status == "tool_error"
+        r = s.step(call("str_replace_editor", command="str_replace", path="/app/calc.py", old_str="a - b", new_str="a + b"))
+        assert "has been edited" in r.observation and "     5\t    return a + b" in r.observation
+        r = s.step(call("str_replace_editor", command="undo_edit", path="/app/calc.py"))
+        assert "undone successfully" in r.observation and env.workspace.read_text("calc.py") == CALC
+        r = s.step(call("str_replace_editor", command="create", path="calc.py", file_text="x"))
+        assert "should be an absolute path" in r.observation
+        r = s.step("Let me think about this.")  # no tool call: the nudge
+        assert r.status == "format_error" and "NEVER ask for human help" in r.observation and s.format_errors == 1
+        r = s.step(call("finish", message="done"))
+        assert r.done and s.stop_reason == "finish"
+    finally:
+        env.close()
+
+
+# ---------------------------------------------------------------------------------------
+# qwen_code
+
+
+def tc(name, **args):
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
+
+
+def test_qwen_code_runs_all_calls_in_order_with_its_messages(task):
+    h, s, env = session("qwen_code", task)
+    try:
+        r = s.step("Two steps.\n" + tc("run_shell_command", command="echo out; echo err >&2; exit 4", directory="sub")
+                   + tc("edit", file_path="/app/calc.py", old_string="return", new_string="yield")
+                   + tc("edit", file_path="/app/calc.py", old_string="nothing here", new_string="x")
+                   + tc("read_file", file_path="calc.py"))
+        responses = r.observation.split("</tool_response>")
+        assert r.observation.count("<tool_response>") == 4
+        assert "Command: echo out; echo err >&2; exit 4\nDirectory: sub\nOutput: out\nError: err\nExit Code: 4\nSignal: (none)" in responses[0]
+        assert "found 2 occurrences for old_string in /app/calc.py but replace_all was not enabled" in responses[1]
+        assert "0 occurrences found for old_string in /app/calc.py" in responses[2]
+        assert "File path must be absolute: calc.py" in responses[3]
+        r = s.step(tc("edit", file_path="/app/calc.py", old_string="a - b", new_string="a + b"))
+        assert "Successfully modified file: /app/calc.py (1 replacements)." in r.observation
+        r = s.step("All done: add now adds.")
+        assert r.done and s.stop_reason == "no_tool_call" and s.finish().success
+    finally:
+        env.close()
+
+
+def test_qwen_code_loop_detector_and_retry_warning(task):
+    h, s, env = session("qwen_code", task)
+    try:
+        for i in range(3):
+            r = s.step(tc("read_file", file_path="relative.py"))
+        assert "failed validation 3 times" in r.observation
+        for i in range(2):
+            r = s.step(tc("read_file", file_path="relative.py"))
+        assert r.done and s.stop_reason == "loop_detected"
+    finally:
+        env.close()
+
+
+# ---------------------------------------------------------------------------------------
+# terminus
+
+
+def keys(*cmds, complete=False):
+    return json.dumps({"analysis": "", "plan": "", "commands": [{"keystrokes": k, "duration": d} for k, d in cmds],
+                       "task_complete": complete})
+
+
+def test_terminus_tmux_output_caps_errors_and_double_completion(task):
+    h, s, env = session("terminus", task)
+    try:
+        assert "Current terminal state:" in s.messages[-1]["content"]
+        r = s.step("I'll run ls")
+        assert r.status == "format_error" and r.observation.startswith("Previous response had parsing errors:\nERROR:")
+        r = s.step(keys(("cd sub && cat notes.txt\n", 5)))
+        assert r.observation.startswith("New Terminal Output:") and "beta alpha" in r.observation
+        r = s.step(keys(("seq 1 3000\n", 10)))
+        assert "output limited to 10000 bytes" in r.observation and len(r.observation.encode()) < 10_300
+        r = s.step(keys(("sleep 30\n", 0.5), ("C-c", 0.5)))  # a key name is a key, not text
+        r = s.step(keys(("pwd\n", 5)))
+        assert "/app/sub" in r.observation
+        r = s.step(keys(complete=True))
+        assert not r.done and "Are you sure" in r.observation
+        r = s.step(keys(("true\n", 1)))  # not confirmed: completion resets
+        r = s.step(keys(complete=True))
+        assert not r.done
+        r = s.step(keys(complete=True))
+        assert r.done and s.stop_reason == "task_complete"
+        assert not s.finish().success  # nothing was fixed
+    finally:
+        env.close()
