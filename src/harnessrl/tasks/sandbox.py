@@ -11,22 +11,25 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
 
 How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docker"):
 
-    [unshare -m sh -c 'mount --bind <unreadable python tree> <stage>; exec ...']   only if needed
-    prlimit --cpu --as --nproc --fsize --nofile --core=0                           limits
-    setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups                       when we are root
+    [nsenter --mount=<private mount namespace holding the python tree>]   only if needed
+    prlimit --cpu --as --nproc --fsize --nofile --core=0                   limits
+    setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups               when we are root
     bwrap --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent
           --new-session --clearenv --as-pid-1 --ro-bind /usr /etc <python> --tmpfs /tmp
-          --bind <ws> /app --proc --dev --remount-ro /  ...  sh -c '"$@"; exit $?' <command>
+          --bind <ws> /app --proc --dev --remount-ro /  ...  bash -c 'eval "$1"' bash <command>
 
 - As root, bwrap would keep every capability inside its namespace (enough to remount a
   read-only bind writable) and the kernel ignores RLIMIT_NPROC for uid 0; so we drop all
   capabilities and run as the workspace's own unprivileged uid (one per workspace, see
-  workspace.py). `/root` is 0700, so a Python tree under it is bind-mounted to a staging
-  path inside a private mount namespace first, where the unprivileged bwrap can read it.
-- `--as-pid-1` + a `sh` init: bwrap's own reaper is orphaned to the host's init when bwrap
-  exits, and an init that reaps lazily leaves zombies counted against the uid's NPROC; a
-  plain `sh` as pid 1 waits for the command and, when it exits, the kernel kills everything
-  left in the pid namespace (a `cmd &` left behind dies with the call).
+  workspace.py). `/root` is 0700, so a Python tree under it is bind-mounted onto a staging
+  dir inside a private mount namespace, where the unprivileged bwrap can read it; one helper
+  process per Sandbox holds that namespace and each command joins it with nsenter.
+- `--as-pid-1` with a shell as pid 1 (bash running the command through `eval`, so it cannot
+  exec itself away, or `sh -c '"$@"; exit $?'` for argv commands): bwrap's own reaper would
+  be orphaned to the host's init when bwrap exits, and an init that reaps lazily leaves
+  zombies counted against the uid's NPROC. The shell waits for the command; when it exits the
+  kernel kills everything left in the pid namespace (a `cmd &` left behind dies with the call).
+  A timed-out sandbox is killed through its pid 1, so bwrap reaps it and nothing is orphaned.
 - No network: only a loopback device in a fresh network namespace.
 - Hidden paths (the package's built-in suites, which hold hidden tests, and anything the
   caller adds) get an empty tmpfs on top if they lie inside a bound tree.
@@ -45,14 +48,17 @@ the limits but NO isolation, after a loud warning.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -181,6 +187,47 @@ class Sandbox:
                     stage = base / f"stage-{i}"
                     stage.mkdir(mode=0o755, exist_ok=True)
                     self._staged.append((p, stage))
+        # Mount-namespace holders, one per workspace (see _namespace), started lazily.
+        self._helpers: dict[str, subprocess.Popen] = {}
+        self._lock = threading.Lock()
+        weakref.finalize(self, _stop_helpers, self._helpers, None)
+
+    def __getstate__(self) -> dict:  # picklable for process pools and Ray: helpers stay behind
+        state = self.__dict__.copy()
+        state["_helpers"], state["_lock"] = {}, None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        weakref.finalize(self, _stop_helpers, self._helpers, None)
+
+    def _namespace(self, ws: Workspace) -> int:
+        """pid of a process holding a private mount namespace in which the unreadable trees are
+        bind-mounted onto their staging dirs; commands join it with nsenter (one exec) instead
+        of building it each time (three). A private namespace is a snapshot of the host's
+        mounts, and the host's mounts do not propagate here, so a holder must be started after
+        the workspace's tmpfs is mounted: one per workspace, stopped when the workspace goes."""
+        key = str(ws.home)
+        with self._lock:
+            proc = self._helpers.get(key)
+            if proc is not None and proc.poll() is None:
+                return proc.pid
+            script = ('while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; '
+                      'echo ready; exec cat >/dev/null')  # lives until our end of its stdin closes
+            pairs = [str(x) for src, stage in self._staged for x in (src, stage)]
+            proc = subprocess.Popen(
+                ["unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", *pairs, "--"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            )
+            if proc.stdout.readline().strip() != b"ready":
+                proc.kill()
+                raise SandboxUnavailable(f"cannot stage the Python tree for the sandbox: {proc.stderr.read().decode()}")
+            self._helpers[key] = proc
+            ws.on_close(functools.partial(_stop_helpers, self._helpers, key))
+            weakref.finalize(ws, _stop_helpers, self._helpers, key)
+            return proc.pid
 
     def hide(self, *paths: str | Path) -> None:
         """Never show these host paths (e.g. a suite's folder) even if they lie in a bound tree."""
@@ -222,7 +269,12 @@ class Sandbox:
 
     def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
               env: Mapping[str, str], cwd: str, status_fd: int | None) -> list[str]:
-        inner = ["/bin/bash", "-c", command] if isinstance(command, str) else list(command)
+        # pid 1 of the sandbox must stay a shell that waits for the command (see the module
+        # docstring): `eval` keeps bash from exec-ing a lone command; argv gets a sh init.
+        if isinstance(command, str):
+            inner = ["/bin/bash", "-c", 'eval "$1"', "bash", command]
+        else:
+            inner = ["/bin/sh", "-c", '"$@"; exit $?', "sh", *command]
         nproc = limits.nproc
         if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
             nproc += _count_processes(os.getuid())
@@ -231,18 +283,16 @@ class Sandbox:
             f"--fsize={limits.file_mb << 20}", f"--nofile={limits.nofile}", "--core=0", "--",
         ]
         if self.bwrap is None:  # unsafe mode
-            return argv + inner
+            return argv + (["/bin/bash", "-c", command] if isinstance(command, str) else list(command))
         if self.root:
             argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
         argv += self._bwrap_args(ws, limits, binds, env, cwd)
         if status_fd is not None:
             i = argv.index("--as-pid-1")
             argv[i + 1:i + 1] = ["--json-status-fd", str(status_fd)]
-        argv += ["--", "/bin/sh", "-c", '"$@"; exit $?', "sh", *inner]
+        argv += ["--", *inner]
         if self._staged:
-            script = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"'
-            pairs = [str(x) for src, stage in self._staged for x in (src, stage)]
-            argv = ["unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", *pairs, "--", *argv]
+            argv = ["nsenter", f"--mount=/proc/{self._namespace(ws)}/ns/mnt", "--", *argv]
         return argv
 
     # -- one command ---------------------------------------------------------------------
@@ -319,6 +369,22 @@ class Sandbox:
             start_new_session=True, cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
         )
         return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid)
+
+
+def _stop_helpers(helpers: dict[str, subprocess.Popen], key: str | None) -> None:
+    """Stop the namespace holder of one workspace (key) or all of them (None)."""
+    for k in [key] if key is not None else list(helpers):
+        proc = helpers.pop(k, None)
+        if proc is None:
+            continue
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        for f in (proc.stdout, proc.stderr):
+            f.close()
 
 
 def _count_processes(uid: int) -> int:

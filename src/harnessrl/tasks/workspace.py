@@ -116,6 +116,7 @@ class Workspace(SafeFiles):
         self.gid = gid
         self.quota_mb = quota_mb
         self.etc = home / "etc"
+        self._on_close: list = []
         self._finalizer = weakref.finalize(self, _destroy, home, mounted)
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -207,7 +208,13 @@ class Workspace(SafeFiles):
         path.chmod(0o700)
         return path
 
+    def on_close(self, callback) -> None:
+        """Run `callback()` when the workspace is closed (e.g. to stop helpers tied to it)."""
+        self._on_close.append(callback)
+
     def close(self) -> None:
+        while self._on_close:
+            self._on_close.pop()()
         self._finalizer()
 
     @property
