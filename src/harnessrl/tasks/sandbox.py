@@ -89,7 +89,8 @@ class UnsafeSandboxWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Bind:
-    """An extra host path made visible inside the sandbox."""
+    """An extra host path made visible inside the sandbox. The source must be reachable by the
+    workspace's uid (bwrap runs as that uid): use `Workspace.private_dir(name)` for scratch dirs."""
 
     source: Path
     target: str
@@ -141,7 +142,7 @@ class Sandbox:
         state_dir: str | Path | None = None,
     ):
         self.limits = limits or Limits()
-        self.unsafe = bool(int(os.environ.get("HARNESSRL_UNSAFE_SANDBOX", "0"))) if unsafe is None else unsafe
+        self.unsafe = os.environ.get("HARNESSRL_UNSAFE_SANDBOX", "").lower() in ("1", "true", "yes") if unsafe is None else unsafe
         self.bwrap = bwrap if bwrap is not None else bwrap_path()
         if not self.bwrap or not Path(self.bwrap).exists() or not os.access(self.bwrap, os.X_OK):
             if not self.unsafe:
