@@ -16,7 +16,9 @@ harness's own syntax.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from harnessrl.tasks.base import Task
 from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxResult
@@ -33,7 +35,12 @@ class TaskRuntime:
     def __init__(self, task: Task, sandbox: Sandbox, *, quota_mb: int = 256, setup_timeout_s: float = 60.0):
         self.task = task
         self.sandbox = sandbox
-        sandbox.hide(task.root, task.root.parent)  # the suite's hidden tests and solutions
+        # The task's (and its suite's) hidden tests and solutions never show in the sandbox; the
+        # suite folder only when hiding it would not also hide the interpreter the sandbox needs.
+        sandbox.hide(task.root)
+        suite_root = Path(os.path.abspath(task.root.parent))
+        if not any(p.is_relative_to(suite_root) for p in sandbox.ro_paths):
+            sandbox.hide(suite_root)
         self.workspace = Workspace.create(task.workspace_dir, quota_mb=quota_mb)
         self._terminals: list[TmuxTerminal] = []
         for source, dest in task.extra_files:
