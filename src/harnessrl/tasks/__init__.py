@@ -8,6 +8,7 @@ live environment for one episode: the API harnesses build on).
 """
 
 from harnessrl.tasks.base import Replace, Rejection, Solution, Suite, SuiteError, Task, WriteFile, builtin_suites
+from harnessrl.tasks.loaders import load_suite
 from harnessrl.tasks.runtime import TaskRuntime, TaskSetupError
 from harnessrl.tasks.sandbox import Bind, Limits, Sandbox, SandboxResult, SandboxUnavailable
 from harnessrl.tasks.scoring import OUTCOMES, Score, score_workspace
@@ -17,5 +18,5 @@ from harnessrl.tasks.workspace import EditError, Workspace, WorkspaceError
 __all__ = [
     "OUTCOMES", "Bind", "EditError", "Limits", "Rejection", "Replace", "Sandbox", "SandboxResult",
     "SandboxUnavailable", "Score", "Solution", "Suite", "SuiteError", "Task", "TaskRuntime", "TaskSetupError",
-    "TmuxTerminal", "Workspace", "WorkspaceError", "WriteFile", "builtin_suites", "score_workspace",
+    "TmuxTerminal", "Workspace", "WorkspaceError", "WriteFile", "builtin_suites", "load_suite", "score_workspace",
 ]

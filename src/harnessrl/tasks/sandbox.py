@@ -164,7 +164,7 @@ class Sandbox:
         self.ro_paths = [Path(os.path.abspath(p)) for p in [*paths, *ro_paths]]
         self.hidden = [Path(os.path.abspath(p)) for p in [_PACKAGE_DIR, *hidden]]
         self.env = {
-            "PATH": ":".join([*(f"{p}/bin" for p in self.ro_paths), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": ":".join([*(f"{p}/bin" for p in paths), "/usr/local/bin", "/usr/bin", "/bin"]),
             "HOME": "/tmp",
             "USER": "agent",
             "LOGNAME": "agent",
