@@ -52,3 +52,19 @@ def test_a_terminal_task_solved_by_typing_into_tmux(sandbox):
         score = rt.score()  # closes the terminal first
         assert not term.alive
     assert score.success, score.summary()
+
+
+@pytest.mark.sandbox
+def test_file_only_solutions_for_edit_only_harnesses(sandbox):
+    from harnessrl.tasks.runtime import TaskRuntime, file_only_solution
+
+    suite = load_suite("terminal-v1")
+    writes = file_only_solution(suite["count-errors-by-component"], sandbox)
+    assert [w.path for w in writes] == ["error_counts.txt"]
+    with TaskRuntime(suite["count-errors-by-component"], sandbox) as rt:
+        for w in writes:
+            rt.workspace.write_text(w.path, w.content)
+        assert rt.score().success  # replayed as plain file writes, no shell
+    assert file_only_solution(suite["git-amend-message"], sandbox) is None  # rewrites .git
+    assert file_only_solution(suite["fix-script-permissions"], sandbox) is None  # chmod
+    assert file_only_solution(suite["backup-script"], sandbox) is None  # a new executable

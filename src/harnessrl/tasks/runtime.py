@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from harnessrl.tasks.base import Task
+from harnessrl.tasks.base import Task, WriteFile
 from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxResult
 from harnessrl.tasks.scoring import Score, score_workspace
 from harnessrl.tasks.terminal import TmuxTerminal
@@ -93,3 +93,44 @@ class TaskRuntime:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _tree(ws: Workspace) -> dict[str, tuple[bytes, int]]:
+    """{path: (content, mode)} of every regular file, .git included."""
+    out = {}
+    for rel in ws.files(skip=()):
+        out[rel] = (ws.read_bytes(rel), (ws.root / rel).lstat().st_mode & 0o7777)
+    return out
+
+
+def file_only_solution(task: Task, sandbox: Sandbox) -> tuple[WriteFile, ...] | None:
+    """The reference solution's effect as whole-file writes, when that is all it does.
+
+    Runs the solution on a fresh workspace and diffs the files. Returns None when the effect
+    is more than new contents of text files (a deletion, a mode change such as `chmod +x`, an
+    executable new file, anything under .git, binary content): such tasks need a shell. With
+    it, a harness that can only edit files (Aider) can still reach terminal tasks whose result
+    is file contents.
+    """
+    with TaskRuntime(task, sandbox) as rt:
+        before = _tree(rt.workspace)
+        result = rt.apply_solution()
+        if result is not None and not result.ok:
+            raise TaskSetupError(f"{task.id}: the reference solution failed: {result.output[-2000:]}")
+        after = _tree(rt.workspace)
+    if set(before) - set(after):
+        return None
+    writes = []
+    for path in sorted(after):
+        content, mode = after[path]
+        if path in before and before[path] == after[path]:
+            continue
+        if path.startswith(".git/") or "/.git/" in path:
+            return None
+        if (path in before and before[path][1] != mode) or (path not in before and mode & 0o111):
+            return None
+        try:
+            writes.append(WriteFile(path, content.decode("utf-8")))
+        except UnicodeDecodeError:
+            return None
+    return tuple(writes)
