@@ -6,7 +6,7 @@ import typer
 
 from harnessrl import __version__
 from harnessrl.commands import eval as eval_cmd
-from harnessrl.commands import records, seal
+from harnessrl.commands import bipa, recipe, records, seal
 
 app = typer.Typer(
     name="harnessrl",
@@ -17,6 +17,8 @@ app = typer.Typer(
 app.add_typer(records.app, name="records")
 app.command("eval")(eval_cmd.eval_command)
 app.add_typer(seal.app, name="seal")
+app.add_typer(bipa.app, name="bipa")
+app.add_typer(recipe.app, name="recipe")
 
 
 @app.command()

@@ -63,8 +63,13 @@ def test_blind_policy_every_gain_is_selection(tmp_path):
     status = {p["principle"]: p["status"] for p in result.principles}
     assert status["replay-controlled selection"] == "violated" and status["held-out acceptance"] == "violated"
     assert status["read provenance"] == "violated"  # the policy never reads its prompt
-    # the accepted candidates are accepted again no more often than identical ones
-    assert all(abs(r.candidate_accept_rate - r.null_accept_rate) <= 0.5 for r in result.replays)
+    # replayed, the accepted candidates get through no more often than identical ones (same distribution)
+    full = [r for r in result.replays if r.accepted]
+    cand, null = sum(int(r.candidate_accepts.sum()) for r in full), sum(int(r.null_accepts.sum()) for r in full)
+    trials = sum(len(r.null_accepts) for r in full)
+    assert stats.fisher_exact([[cand, trials - cand], [null, trials - null]]).pvalue > 1e-3
+    assert len(result.replays) == len(log.decisions)  # rejected decisions get null-only replays too
+    assert s["false_accept_trials"] == 8 * s["accepted"] + 2 * (len(log.decisions) - s["accepted"])
     paths = result.write(tmp_path / "audit")
     html = audit_report(result, files=paths).write(tmp_path / "audit" / "report.html").read_text()
     assert "selection noise" in html and "data:image/png;base64" in html and (tmp_path / "audit" / "read_graph.graphml").exists()

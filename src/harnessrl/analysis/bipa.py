@@ -34,7 +34,7 @@ from pydantic import Field
 from scipy import stats as sps
 
 from harnessrl.analysis.bipa_graph import ReadRule, episode_graph, export_graph, section_usage
-from harnessrl.analysis.bipa_replay import ReplayResult, SkillEvaluator, fresh_evaluation, replay_decision
+from harnessrl.analysis.bipa_replay import ReplayResult, SkillEvaluator, fresh_evaluation, plan_replay, run_replays
 from harnessrl.config import Config
 from harnessrl.evaluate.acceptance import AcceptanceConfig, accept_probability
 from harnessrl.evaluate.skill_runs import SkillRunLog, derive_seed
@@ -42,7 +42,8 @@ from harnessrl.harness.skills import Skill
 
 
 class AuditConfig(Config):
-    replays: int = Field(10, ge=1, description="Replays of each accepted decision (null and candidate).")
+    replays: int = Field(10, ge=1, description="Replays of each accepted decision (identical candidate and the real one).")
+    null_replays: int = Field(2, ge=0, description="Identical-candidate replays of each rejected decision (pooled into the false-accept rate).")
     fresh_seeds: int = Field(4, ge=1, description="Fresh seeds per task for the re-evaluation (shared by every skill).")
     seed: int | None = Field(None, description="Audit seed; default derived from the run's seed (never its rollout seeds).")
     quote_words: int = Field(8, ge=2, description="Read rule: shared word run that counts as quoting.")
@@ -118,25 +119,37 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
     lineage_ids = [seed_id] + [d["candidate_id"] for d in log.accepted()]
     skills = {c: log.skill(c) for c in lineage_ids}
 
-    # 2. acceptance replay
-    targets = log.accepted() or [d for d in log.decisions if log.candidates[d["candidate_id"]].get("skill")][:1]
-    replays: list[ReplayResult] = []
-    for d in targets:
-        mb = log.evaluation(d["candidate_evaluation"])["task_ids"] if acc.role == "minibatch" else validation
-        replays.append(replay_decision(ev, acc, d, log.skill(d["parent_id"]), log.skill(d["candidate_id"]),
-                                       mb, cfg.replays, seed, validation))
+    # 2. acceptance replay: full replays of accepted decisions, null-only replays of the others
+    plans = []
+    for d in log.decisions:
+        if not log.candidates[d["candidate_id"]].get("skill"):
+            continue  # an unparseable rewrite was never evaluated
+        n_rep = cfg.replays if d["accepted"] else cfg.null_replays
+        if n_rep == 0:
+            continue
+        compared = log.evaluation(d["candidate_evaluation"])["task_ids"]
+        plans.append(plan_replay(acc, d, log.skill(d["parent_id"]), log.skill(d["candidate_id"]), compared,
+                                 n_rep, seed, with_candidate=bool(d["accepted"])))
+    replays: list[ReplayResult] = run_replays(ev, acc, plans)
     null = np.concatenate([r.null_accepts for r in replays]) if replays else np.zeros(0, bool)
     fa_lo, fa_hi = binomial_ci(int(null.sum()), int(null.size))
-    predicted = []
-    for r, d in zip(replays, targets):
-        p_hat = np.array([np.mean(r.parent_successes[t]) for t in r.task_ids]).clip(0, 1)
-        bar = float(d["parent_score"]) if acc.role == "validation" else None
+    # the binomial model, with each task's success rate under each parent pooled over all replays
+    pooled: dict[tuple[str, str], list[float]] = {}
+    for r in replays:
+        for t, xs in r.parent_successes.items():
+            pooled.setdefault((r.parent_version, t), []).extend(xs)
+    predicted, weights = [], []
+    decided = {d["candidate_id"]: d for d in log.decisions}
+    for r in replays:
+        p_hat = np.array([np.mean(pooled[(r.parent_version, t)]) for t in r.task_ids]).clip(0, 1)
+        bar = float(decided[r.candidate_id]["parent_score"]) if acc.role == "validation" else None
         predicted.append(accept_probability(acc, p_hat, parent_score=bar))
+        weights.append(len(r.null_accepts))
 
     # 3. fresh re-evaluation of the lineage (common random numbers)
     lineage_skills = [skills[c] for c in lineage_ids]
-    fresh_train = fresh_evaluation(ev, lineage_skills, train, cfg.fresh_seeds, seed, "train")
-    fresh_test = fresh_evaluation(ev, lineage_skills, test, cfg.fresh_seeds, seed, "test") if test else None
+    fresh = fresh_evaluation(ev, lineage_skills, {"train": train, "test": test}, cfg.fresh_seeds, seed)
+    fresh_train, fresh_test = fresh["train"], fresh.get("test")
     by_version = {s.version: s for s in lineage_skills} | log.skills_by_version()
 
     # 4. read graph over every fresh episode (and the optimizer's own)
@@ -149,7 +162,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
         read_by_version[v] = {u["section"] for u in section_usage(eps, by_version, rule) if u["episodes_read"] > 0}
 
     # per accepted edit
-    replay_of = {r.candidate_id: r for r in replays}
+    replay_of = {r.candidate_id: r for r in replays if r.accepted}
     edits = []
     for d in log.accepted():
         par, chi = skills[d["parent_id"]], skills[d["candidate_id"]]
@@ -203,7 +216,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
         "accepted": n_acc, "accepted_real": sum(e["verdict"] == "real" for e in edits),
         "accepted_selection": sum(e["verdict"] == "selection" for e in edits),
         "false_accept_rate": float(null.mean()) if null.size else float("nan"), "false_accept_lo": fa_lo, "false_accept_hi": fa_hi,
-        "false_accept_trials": int(null.size), "false_accept_predicted": float(np.mean(predicted)) if predicted else float("nan"),
+        "false_accept_trials": int(null.size), "false_accept_predicted": float(np.average(predicted, weights=weights)) if predicted else float("nan"),
         "observed_train_gain": final["observed_train_gain"], "fresh_train_gain": final["fresh_train_gain"],
         "fresh_train_lo": final["fresh_train_lo"], "fresh_train_hi": final["fresh_train_hi"],
         "test_gain": final["test_gain"], "test_lo": final["test_lo"], "test_hi": final["test_hi"],

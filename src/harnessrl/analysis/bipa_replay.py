@@ -37,19 +37,53 @@ from harnessrl.rollout.loop import RolloutItem, run_group
 
 
 class SkillEvaluator:
-    """Rolls out (skill, task, seed) requests for the audit, batched per skill, cached, stored."""
+    """Rolls out (skill, task, seed) requests for the audit: cached, stored, in lockstep groups.
+
+    In-process by default. Given the policy's registry spec (`policy_spec`) and `workers` > 1
+    or `backend="ray"`, requests go through harnessrl.rollout.backends.run_jobs instead (a
+    local process pool or Ray actors; the same seeds give the same episodes either way).
+    """
 
     def __init__(self, policy: Policy, spec: HarnessSpec, tasks: dict[str, Any], *, run_id: str, store: Any = None,
-                 open_env: Callable[[Any, int], Any] = default_open_env, progress: Callable[[int], None] | None = None):
+                 open_env: Callable[[Any, int], Any] = default_open_env, progress: Callable[[int], None] | None = None,
+                 policy_spec: Any = None, workers: int = 1, backend: str = "local", group_size: int = 16):
         self.policy, self.spec, self.tasks, self.run_id = policy, spec, tasks, run_id
         self.store, self.open_env, self.progress = store, open_env, progress
+        self.policy_spec, self.workers, self.backend, self.group_size = policy_spec, workers, backend, group_size
         self.cache: dict[tuple[str, str, int], Episode] = {}
         self.episodes: list[Episode] = []  # every episode this evaluator ran, in order
 
+    def _done(self, eps: list[Episode], meta: dict[str, Any]) -> None:
+        for ep in eps:
+            ep.metadata[META_KEY] = {**meta, "audit": True, "skill_version": ep.skill_version}
+        if self.store is not None and eps:
+            self.store.append(eps)  # per chunk: a crash loses at most the chunks in flight
+        self.episodes += eps
+        if self.progress:
+            self.progress(len(eps))
+
+    def _rollout(self, items: list[tuple[Skill, Any, int]], meta: dict[str, Any]) -> list[Episode]:
+        specs = {s.version: with_skill(self.spec, s) for s, _, _ in items}
+        if self.policy_spec is not None and (self.workers > 1 or self.backend != "local"):
+            from harnessrl.rollout.backends import Job, run_jobs
+
+            jobs = [Job(specs[s.version], t, int(seed)) for s, t, seed in items]
+            return run_jobs(self.policy_spec, jobs, backend=self.backend, workers=self.workers, group_size=self.group_size,
+                            run_id=self.run_id, on_chunk=lambda eps: self._done(eps, meta))
+        harnesses = {v: make_harness(sp) for v, sp in specs.items()}
+        out: list[Episode] = []
+        for k in range(0, len(items), self.group_size):
+            chunk = items[k:k + self.group_size]
+            eps = run_group(self.policy, [RolloutItem(harnesses[s.version], t, int(seed)) for s, t, seed in chunk],
+                            run_id=self.run_id, open_env=self.open_env, key_prefix=f"{len(self.episodes)}-")
+            self._done(eps, meta)
+            out += eps
+        return out
+
     def run(self, requests: Sequence[tuple[Skill, str, int]], meta: dict[str, Any], *, cache: bool = True) -> list[Episode]:
-        """Episodes for each (skill, task id, seed), in request order. Uncached ones are rolled
-        out in one group per skill version (lockstep batches for LM policies)."""
-        missing: dict[str, list[int]] = {}  # version -> indices of requests to roll out
+        """Episodes for each (skill, task id, seed), in request order; with `cache`, a request
+        already rolled out (same skill version, task and seed) is answered from the cache."""
+        todo: list[int] = []
         planned: set[tuple[str, str, int]] = set()
         for i, (skill, tid, seed) in enumerate(requests):
             if tid not in self.tasks:
@@ -58,22 +92,13 @@ class SkillEvaluator:
             if cache and (key in self.cache or key in planned):
                 continue
             planned.add(key)
-            missing.setdefault(skill.version, []).append(i)
-        fresh: dict[int, Episode] = {}
-        for version, idx in missing.items():
-            harness = make_harness(with_skill(self.spec, requests[idx[0]][0]))
-            eps = run_group(self.policy, [RolloutItem(harness, self.tasks[requests[i][1]], int(requests[i][2])) for i in idx],
-                            run_id=self.run_id, open_env=self.open_env)
-            for i, ep in zip(idx, eps):
-                ep.metadata[META_KEY] = {**meta, "audit": True, "skill_version": version}
-                if cache:
-                    self.cache[(version, requests[i][1], int(requests[i][2]))] = ep
-                fresh[i] = ep
-            if self.store is not None and eps:
-                self.store.append(eps)
-            self.episodes += eps
-            if self.progress:
-                self.progress(len(eps))
+            todo.append(i)
+        todo.sort(key=lambda i: (requests[i][0].version, requests[i][1]))  # one harness per group, tasks together
+        eps = self._rollout([(requests[i][0], self.tasks[requests[i][1]], int(requests[i][2])) for i in todo], meta)
+        fresh = dict(zip(todo, eps))
+        if cache:
+            for i, ep in fresh.items():
+                self.cache[(requests[i][0].version, requests[i][1], int(requests[i][2]))] = ep
         return [fresh[i] if i in fresh else self.cache[(s.version, t, int(sd))] for i, (s, t, sd) in enumerate(requests)]
 
 
@@ -87,13 +112,15 @@ class ReplayResult:
 
     candidate_id: str
     parent_id: str
+    parent_version: str
     iteration: int
-    task_ids: list[str]
+    accepted: bool  # what the optimizer decided
+    task_ids: list[str]  # the evaluation the rule compared (minibatch, or validation tasks)
     observed_gain: float  # per-task mean gain the optimizer saw (candidate - parent)
     null_accepts: np.ndarray  # (R,) bool: the unchanged parent accepted as a candidate
     null_gains: np.ndarray  # (R,) per-task mean gain shown by the identical candidate
-    candidate_accepts: np.ndarray  # (R,) bool: the real candidate accepted again
-    candidate_gains: np.ndarray  # (R,)
+    candidate_accepts: np.ndarray  # (R',) bool: the real candidate accepted again (R' = 0: null-only replay)
+    candidate_gains: np.ndarray  # (R',)
     parent_successes: dict[str, list[float]] = field(default_factory=dict)  # task -> parent scores seen in replays
 
     @property
@@ -110,49 +137,66 @@ class ReplayResult:
         return float(self.null_gains[self.null_accepts].mean()) if self.null_accepts.any() else 0.0
 
 
-def replay_decision(ev: SkillEvaluator, acc: AcceptanceConfig, decision: dict[str, Any], parent: Skill, candidate: Skill,
-                    task_ids: list[str], replays: int, seed: int, validation_ids: list[str]) -> ReplayResult:
-    """R null replays and R candidate replays of one decision, all with fresh independent seeds."""
-    it, cid = int(decision["iteration"]), decision["candidate_id"]
-    meta = {"run": ev.run_id, "candidate": cid, "parent": decision["parent_id"], "iteration": it}
-    parent_scores: dict[str, list[float]] = {}
-    null_acc, null_gain, cand_acc, cand_gain = [], [], [], []
+@dataclass
+class ReplayPlan:
+    """The rollouts one decision's replays need: `replays` x sides x tasks requests."""
+
+    decision: dict[str, Any]
+    parent: Skill
+    candidate: Skill
+    task_ids: list[str]
+    replays: int
+    sides: list[str]  # "a", "b": the parent evaluated twice (a only for minibatch rules); "c": the candidate
+    requests: list[tuple[Skill, str, int]]
+
+
+def plan_replay(acc: AcceptanceConfig, decision: dict[str, Any], parent: Skill, candidate: Skill, task_ids: list[str],
+                replays: int, seed: int, *, with_candidate: bool = True) -> ReplayPlan:
+    """R replays of one decision with fresh independent seeds on the tasks its rule compared.
+
+    Minibatch rules: per replay, the parent is evaluated twice (A, B) and the candidate once (C);
+    null = rule(A, B), candidate = rule(A, C). Validation rules compare with the parent's
+    recorded score: null = rule(bar, B), candidate = rule(bar, C).
+    """
+    cid = decision["candidate_id"]
+    sides = (["a"] if acc.role == "minibatch" else []) + ["b"] + (["c"] if with_candidate else [])
+    skill_of = {"a": parent, "b": parent, "c": candidate}
+    reqs = [(skill_of[side], t, derive_seed(seed, "replay", cid, r, side, k))
+            for r in range(replays) for side in sides for k, t in enumerate(task_ids)]
+    return ReplayPlan(decision, parent, candidate, list(task_ids), replays, sides, reqs)
+
+
+def score_replay(acc: AcceptanceConfig, plan: ReplayPlan, eps: list[Episode]) -> ReplayResult:
+    d, R, n = plan.decision, plan.replays, len(plan.task_ids)
+    scores = np.array([e.reward for e in eps], float).reshape(R, len(plan.sides), n)
+    got = {side: scores[:, j, :] for j, side in enumerate(plan.sides)}  # side -> (R, n)
     if acc.role == "minibatch":
-        m = len(task_ids)
-        ob = (float(decision["candidate_score"]) - float(decision["parent_score"])) / m
-        reqs: list[tuple[Skill, str, int]] = []
-        for r in range(replays):
-            for side, skill in (("a", parent), ("b", parent), ("c", candidate)):
-                reqs += [(skill, t, derive_seed(seed, "replay", cid, r, side, k)) for k, t in enumerate(task_ids)]
-        eps = ev.run(reqs, {**meta, "role": "replay"}, cache=False)
-        for r in range(replays):
-            a, b, c = (np.array([e.reward for e in eps[(3 * r + j) * m:(3 * r + j + 1) * m]]) for j in range(3))
-            for t, xa, xb in zip(task_ids, a, b):
-                parent_scores.setdefault(t, []).extend([float(xa), float(xb)])
-            null_acc.append(decide(acc, a, b).accepted)
-            null_gain.append(float((b - a).mean()))
-            cand_acc.append(decide(acc, a, c).accepted)
-            cand_gain.append(float((c - a).mean()))
+        observed = (float(d["candidate_score"]) - float(d["parent_score"])) / n
+        accepts = lambda x, r: decide(acc, got["a"][r], x).accepted  # noqa: E731
+        gain = lambda x, r: float((x - got["a"][r]).mean())  # noqa: E731
     else:
-        bar = float(decision["parent_score"])
-        ob = float(decision["candidate_score"]) - bar
-        n = len(validation_ids)
-        reqs = []
-        for r in range(replays):
-            for side, skill in (("b", parent), ("c", candidate)):
-                reqs += [(skill, t, derive_seed(seed, "replay", cid, r, side, k)) for k, t in enumerate(validation_ids)]
-        eps = ev.run(reqs, {**meta, "role": "replay"}, cache=False)
-        for r in range(replays):
-            b, c = (np.array([e.reward for e in eps[(2 * r + j) * n:(2 * r + j + 1) * n]]) for j in range(2))
-            for t, x in zip(validation_ids, b):
-                parent_scores.setdefault(t, []).append(float(x))
-            null_acc.append(decide(acc, bar, b).accepted)
-            null_gain.append(float(b.mean() - bar))
-            cand_acc.append(decide(acc, bar, c).accepted)
-            cand_gain.append(float(c.mean() - bar))
-        task_ids = validation_ids
-    return ReplayResult(cid, decision["parent_id"], it, list(task_ids), ob, np.array(null_acc, bool), np.array(null_gain),
-                        np.array(cand_acc, bool), np.array(cand_gain), parent_scores)
+        bar = float(d["parent_score"])
+        observed = float(d["candidate_score"]) - bar
+        accepts = lambda x, r: decide(acc, bar, x).accepted  # noqa: E731
+        gain = lambda x, r: float(x.mean() - bar)  # noqa: E731
+    parent_scores = {t: [float(x) for side in plan.sides if side != "c" for x in got[side][:, k]]
+                     for k, t in enumerate(plan.task_ids)}
+    with_c = "c" in got
+    return ReplayResult(
+        d["candidate_id"], d["parent_id"], plan.parent.version, int(d["iteration"]), bool(d["accepted"]), plan.task_ids, observed,
+        np.array([accepts(got["b"][r], r) for r in range(R)], bool), np.array([gain(got["b"][r], r) for r in range(R)]),
+        np.array([accepts(got["c"][r], r) for r in range(R)] if with_c else [], bool),
+        np.array([gain(got["c"][r], r) for r in range(R)] if with_c else []), parent_scores)
+
+
+def run_replays(ev: SkillEvaluator, acc: AcceptanceConfig, plans: list[ReplayPlan]) -> list[ReplayResult]:
+    """All plans' rollouts in one batch (one process pool / Ray job), then each decision scored."""
+    eps = ev.run([q for p in plans for q in p.requests], {"run": ev.run_id, "role": "replay"}, cache=False)
+    out, k = [], 0
+    for p in plans:
+        out.append(score_replay(acc, p, eps[k:k + len(p.requests)]))
+        k += len(p.requests)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -182,15 +226,19 @@ class Fresh:
         return float(arr[new].mean() - arr[old].mean())
 
 
-def fresh_evaluation(ev: SkillEvaluator, skills: Sequence[Skill], task_ids: list[str], fresh_seeds: int, seed: int,
-                     role: str) -> Fresh:
-    seeds = [derive_seed(seed, "fresh", role, k) for k in range(fresh_seeds)]
+def fresh_evaluation(ev: SkillEvaluator, skills: Sequence[Skill], splits: dict[str, list[str]], fresh_seeds: int,
+                     seed: int) -> dict[str, Fresh]:
+    """Every skill on every task of each split ({"train": ids, "test": ids}) with the same fresh seeds."""
     uniq = list({s.version: s for s in skills}.values())
-    reqs = [(s, t, sd) for s in uniq for t in task_ids for sd in seeds]
-    eps = ev.run(reqs, {"run": ev.run_id, "role": f"fresh_{role}"})
-    n = len(task_ids) * len(seeds)
-    by = {s.version: eps[i * n:(i + 1) * n] for i, s in enumerate(uniq)}
-    return Fresh(task_ids, seeds,
-                 {v: np.array([e.reward for e in es], float) for v, es in by.items()},
-                 {v: np.array([e.tokens_in for e in es], float) for v, es in by.items()},
-                 {v: np.array([e.num_turns for e in es], float) for v, es in by.items()}, by)
+    plan = {role: ([derive_seed(seed, "fresh", role, k) for k in range(fresh_seeds)], ids) for role, ids in splits.items() if ids}
+    reqs = [(s, t, sd) for role, (seeds, ids) in plan.items() for s in uniq for t in ids for sd in seeds]
+    eps = ev.run(reqs, {"run": ev.run_id, "role": "fresh"})
+    out, k = {}, 0
+    for role, (seeds, ids) in plan.items():
+        n = len(ids) * len(seeds)
+        by = {s.version: eps[k + i * n:k + (i + 1) * n] for i, s in enumerate(uniq)}
+        k += n * len(uniq)
+        out[role] = Fresh(ids, seeds, {v: np.array([e.reward for e in es], float) for v, es in by.items()},
+                          {v: np.array([e.tokens_in for e in es], float) for v, es in by.items()},
+                          {v: np.array([e.num_turns for e in es], float) for v, es in by.items()}, by)
+    return out

@@ -21,6 +21,8 @@ from harnessrl.policies.base import Policy
 FACTORIES: dict[str, str] = {
     "endpoint": "harnessrl.policies.endpoint:from_spec",
     "lm": "harnessrl.policies.registry:_lm_from_spec",
+    "probe-skill-blind": "harnessrl.policies.skill_probes:blind_from_spec",
+    "probe-section-follower": "harnessrl.policies.skill_probes:follower_from_spec",
 }
 
 

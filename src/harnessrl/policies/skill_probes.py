@@ -12,8 +12,8 @@ front by a uniform number u = hash(salt, task id, seed) in [0, 1):
                            The BiPA graph must show that one section read and acted on.
 
 A succeeding episode carries out the task's reference plan through the harness's own syntax
-(`Harness.render_turn` / `render_intent`); a failing one gives up at once (submits unchanged
-code, or answers "unknown"). Because u depends only on (task, seed), evaluating two skills
+(the scripted `Oracle`); a failing one finishes at once (submits unchanged code, or answers
+"unknown" on the lookup suite). Because u depends only on (task, seed), evaluating two skills
 with the same seeds is a paired comparison, and with different seeds an independent one.
 """
 
@@ -23,9 +23,11 @@ import hashlib
 import re
 from typing import Any
 
+from harnessrl.config import ConfigError
 from harnessrl.harness.base import Intent
 from harnessrl.harness.skills import CODE_SPAN
-from harnessrl.policies.base import Action, AgentState, Policy
+from harnessrl.policies.base import AgentState, Policy
+from harnessrl.policies.scripted import Oracle, render_next
 
 
 def uniform(salt: str, task_id: str, seed: int) -> float:
@@ -34,28 +36,11 @@ def uniform(salt: str, task_id: str, seed: int) -> float:
     return int.from_bytes(h[:8], "little") / 2**64
 
 
-def solve_plan(task: Any) -> list[Intent]:
-    """The task's reference solution as intents (code/terminal edit steps and script; lookup look + answer)."""
-    sol = getattr(task, "solution", None)
-    if callable(sol):  # lookup tasks: [("read", obj), ("answer", text)]
-        return [Intent("read", path=arg) if kind == "read" else Intent("answer", text=arg) for kind, arg in sol()]
-    if sol is None:
-        raise ValueError(f"task {getattr(task, 'task_id', task)!r} has no reference solution; probes need one")
-    plan: list[Intent] = []
-    for step in sol.steps:
-        if hasattr(step, "old"):
-            plan.append(Intent("replace", path=step.path, old=step.old, new=step.new))
-        else:
-            plan.append(Intent("write", path=step.path, content=step.content))
-    if sol.script:
-        plan.append(Intent("run", command=sol.script))
-    return plan + [Intent("finish", message="done")]
-
-
-def give_up_plan(task: Any) -> list[Intent]:
-    if getattr(task, "kind", "") == "lookup":
+def lookup_plan(task: Any, seed: int, solve: bool) -> list[Intent]:
+    """The lookup suite's plan: look at the target and answer its values, or answer "unknown"."""
+    if not solve:
         return [Intent("answer", text="unknown")]
-    return [Intent("finish", message="giving up")]
+    return [Intent("read", path=task.target), Intent("answer", text=" ".join(task.expected(seed)))]
 
 
 def section_span(system_prompt: str, section: str) -> str | None:
@@ -67,36 +52,41 @@ def section_span(system_prompt: str, section: str) -> str | None:
     return span.group(1).strip() if span else ""
 
 
-class _PlanPolicy(Policy):
-    """Runs a per-episode list of intents through the harness, one rendered turn at a time."""
+class _Probe(Oracle):
+    """The oracle's plan when the episode is to succeed, nothing (finish at once) when not."""
 
-    def plan(self, state: AgentState) -> list[Intent]:
+    kinds = ("code", "terminal", "lookup")
+
+    def succeeds(self, state: AgentState) -> bool:
         raise NotImplementedError
 
-    def act(self, states: list[AgentState]) -> list[Action]:
-        out = []
-        for s in states:
-            if "plan" not in s.cache:
-                s.cache["plan"] = self.plan(s)
-            plan: list[Intent] = s.cache["plan"]
-            if not plan:  # the harness kept the episode open after the plan: stop politely
-                plan = give_up_plan(s.task)
-            render_turn = getattr(s.harness, "render_turn", None)
-            if render_turn is not None:
-                text, used = render_turn(plan, s.session)
-            else:
-                text, used = s.harness.render_intent(plan[0], s.session), 1
-            s.cache["plan"] = plan[used:]
-            out.append(Action(text))
-        return out
+    def prefix(self, state: AgentState) -> list[Intent]:
+        return []
+
+    def plan(self, state: AgentState) -> list[Intent]:
+        ok = state.cache.setdefault("probe_solves", self.succeeds(state))
+        return self.prefix(state) + (super().plan(state) if ok else [])
+
+    def turn_text(self, state: AgentState) -> str:
+        kind = getattr(state.task, "kind", "")
+        if kind not in self.kinds:
+            raise ConfigError(f"probe policies drive {', '.join(self.kinds)} tasks, not {kind!r}")
+        if kind != "lookup":
+            return super().turn_text(state)
+        if "plan" not in state.cache:  # lookup tasks carry their plan themselves
+            state.cache["plan"] = self.prefix(state) + lookup_plan(state.task, state.seed, self.succeeds(state))
+        text, used = render_next(state, state.cache["plan"] or [Intent("answer", text="unknown")])
+        state.cache["plan"] = state.cache["plan"][used:]
+        return text
 
 
-class SkillBlindPolicy(_PlanPolicy):
+class SkillBlindPolicy(_Probe):
     """Succeeds with probability p(task), decided by (task, seed) alone; never reads the skill."""
 
     policy_id = "probe-skill-blind"
 
     def __init__(self, p: float | dict[str, float] = 0.5, salt: str = "bipa"):
+        super().__init__()
         self.p, self.salt = p, salt
 
     def p_of(self, task_id: str) -> float:
@@ -105,38 +95,53 @@ class SkillBlindPolicy(_PlanPolicy):
     def solves(self, task_id: str, seed: int) -> bool:
         return uniform(self.salt, task_id, seed) < self.p_of(task_id)
 
-    def plan(self, state: AgentState) -> list[Intent]:
-        return solve_plan(state.task) if self.solves(state.task_id, state.seed) else give_up_plan(state.task)
+    def succeeds(self, state: AgentState) -> bool:
+        return self.solves(state.task_id, state.seed)
 
     def spec(self) -> dict[str, Any]:
-        return {"kind": "skill_blind", "p": self.p, "salt": self.salt}
+        """The policy registry's spec (harnessrl.policies.registry.PolicySpec fields) that rebuilds it."""
+        return {"name": "probe-skill-blind", "arg": "", "options": {"p": self.p, "salt": self.salt}}
 
 
-class SectionFollowerPolicy(_PlanPolicy):
+class SectionFollowerPolicy(_Probe):
     """Acts on one skill section when its prompt has it, and is better when it does."""
 
     policy_id = "probe-section-follower"
 
     def __init__(self, section: str, p_with: float = 0.8, p_without: float = 0.3, salt: str = "bipa"):
+        super().__init__()
         self.section, self.p_with, self.p_without, self.salt = section, p_with, p_without, salt
 
-    def plan(self, state: AgentState) -> list[Intent]:
+    def span(self, state: AgentState) -> str | None:
         system = next((m["content"] for m in state.messages if m["role"] == "system"), "")
-        span = section_span(system, self.section)
-        p = self.p_with if span is not None else self.p_without
-        plan = solve_plan(state.task) if uniform(self.salt, state.task_id, state.seed) < p else give_up_plan(state.task)
-        return ([Intent("run", command=span)] if span else []) + plan
+        return section_span(system, self.section)
+
+    def succeeds(self, state: AgentState) -> bool:
+        p = self.p_with if self.span(state) is not None else self.p_without
+        return uniform(self.salt, state.task_id, state.seed) < p
+
+    def prefix(self, state: AgentState) -> list[Intent]:
+        span = self.span(state)
+        return [Intent("run", command=span)] if span and getattr(state.task, "kind", "") != "lookup" else []
 
     def spec(self) -> dict[str, Any]:
-        return {"kind": "section_follower", "section": self.section, "p_with": self.p_with, "p_without": self.p_without, "salt": self.salt}
+        return {"name": "probe-section-follower", "arg": self.section,
+                "options": {"p_with": self.p_with, "p_without": self.p_without, "salt": self.salt}}
 
 
-PROBES = {"skill_blind": SkillBlindPolicy, "section_follower": SectionFollowerPolicy}
+def blind_from_spec(arg: str, options: dict[str, Any]) -> Policy:
+    """`--policy probe-skill-blind[:P]` (options: p as a number or {task id: p}, salt)."""
+    opts = dict(options)
+    if arg:
+        opts.setdefault("p", float(arg))
+    return SkillBlindPolicy(**opts)
 
 
-def make_probe(spec: dict[str, Any]) -> Policy:
-    """Rebuild a probe from its `spec()` (as written in an optimizer log)."""
-    kind = spec.get("kind")
-    if kind not in PROBES:
-        raise ValueError(f"unknown probe policy {kind!r}; known: {', '.join(PROBES)}")
-    return PROBES[kind](**{k: v for k, v in spec.items() if k != "kind"})
+def follower_from_spec(arg: str, options: dict[str, Any]) -> Policy:
+    """`--policy probe-section-follower:SECTION` (options: p_with, p_without, salt)."""
+    opts = dict(options)
+    if arg:
+        opts.setdefault("section", arg)
+    if "section" not in opts:
+        raise ConfigError("probe-section-follower needs the section it follows: --policy probe-section-follower:SECTION_ID")
+    return SectionFollowerPolicy(**opts)

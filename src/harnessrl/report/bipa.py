@@ -17,17 +17,18 @@ CLAIM = ("BiPA replays a skill optimizer's acceptance rule on identical candidat
 
 
 def _replay_figure(res: AuditResult) -> plt.Figure:
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    labels = [r.candidate_id for r in res.replays]
-    x = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(res.replays) + 2), 3.2))
+    x = np.arange(len(res.replays))
     ax.bar(x - 0.2, [r.null_accept_rate for r in res.replays], 0.4, label="identical candidate (parent vs itself)", color="#999")
-    ax.bar(x + 0.2, [r.candidate_accept_rate for r in res.replays], 0.4, label="the accepted candidate", color="#3b7ddd")
+    ax.bar(x + 0.2, [r.candidate_accept_rate if r.accepted else 0 for r in res.replays], 0.4,
+           label="the accepted candidate, replayed", color="#3b7ddd")
     pred = res.summary["false_accept_predicted"]
     if pred == pred:
         ax.axhline(pred, color="k", ls="--", lw=1, label=f"binomial model {pred:.2f}")
-    ax.set_xticks(x, labels)
+    ax.set_xticks(x, [f"{r.candidate_id}{'*' if r.accepted else ''}" for r in res.replays], fontsize=7, rotation=45)
     ax.set_ylim(0, 1)
     ax.set_ylabel("acceptance rate in replays")
+    ax.set_xlabel("decision (* = accepted by the optimizer)")
     ax.legend(fontsize=8, loc="upper right")
     return fig
 

@@ -41,6 +41,7 @@ from harnessrl.harness.base import HarnessSpec
 from harnessrl.harness.skills import MUTATIONS, Skill, SkillSection, mutate, parse_skill
 from harnessrl.policies.base import AgentState, Policy
 from harnessrl.rollout.envs import open_env as default_open_env
+from harnessrl.rollout.suites import task_id
 
 
 class ProposerConfig(Config):
@@ -166,7 +167,7 @@ class SkillOptimizer:
             raise ConfigError(f"acceptance.rule={cfg.acceptance.rule!r} needs validation tasks; give some, or use strict_minibatch")
         if cfg.proposer.llm_share > 0 and rewriter is None:
             raise ConfigError("proposer.llm_share > 0 needs a rewriter policy (an endpoint or LM policy)")
-        overlap = {t.task_id for t in train_tasks} & {t.task_id for t in test_tasks}
+        overlap = {task_id(t) for t in train_tasks} & {task_id(t) for t in test_tasks}
         if overlap:
             raise ConfigError(f"test tasks {sorted(overlap)} are also train tasks; held-out means disjoint")
         self.cfg, self.policy, self.spec, self.rewriter = cfg, policy, harness, rewriter
@@ -186,7 +187,7 @@ class SkillOptimizer:
         eps = run_skill(self.policy, self.spec, skill, tasks, seeds, run_id=self.run_id, meta=meta, store=self.store, open_env=self.open_env)
         self.n_episodes += len(eps)
         log.write("evaluation", evaluation_id=eval_id, candidate_id=cand, role=role, iteration=iteration,
-                  skill_version=skill.version, task_ids=[t.task_id for t in tasks], seeds=[int(s) for s in seeds],
+                  skill_version=skill.version, task_ids=[task_id(t) for t in tasks], seeds=[int(s) for s in seeds],
                   episode_ids=[e.episode_id for e in eps], scores=[float(e.reward) for e in eps],
                   success=[bool(e.success) for e in eps], tokens_in=[int(e.tokens_in) for e in eps],
                   turns=[e.num_turns for e in eps], statuses=[e.status for e in eps])
@@ -195,8 +196,8 @@ class SkillOptimizer:
     def _header(self, log: SkillLogWriter) -> None:
         log.write("header", run_id=self.run_id, config=self.cfg.model_dump(mode="json"),
                   harness=self.spec.model_dump(mode="json"), seed_skill=self.seed_skill.to_json(),
-                  tasks={"train": [t.task_id for t in self.train], "validation": [t.task_id for t in self.validation],
-                         "test": [t.task_id for t in self.test]},
+                  tasks={"train": [task_id(t) for t in self.train], "validation": [task_id(t) for t in self.validation],
+                         "test": [task_id(t) for t in self.test]},
                   store=str(getattr(self.store, "root", "")), policy_id=self.policy.policy_id, **self.describe)
 
     # -- the loop --------------------------------------------------------------------------
