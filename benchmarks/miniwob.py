@@ -9,7 +9,7 @@ anchor = gym.make("miniwob/<task>-v1") with `create_action`, as the miniwob docs
 Target (issue 6): overhead <= 10%, i.e. ratio = ours / anchor mean episode latency <= 1.10.
 Also reported: the same episodes through the two harnesses (observation rendering + parsing on
 top of the adapter), as `through_harness_ratio`.
-Run: .venv/bin/python benchmarks/miniwob.py [--episodes 60] [--block 10]
+Run: .venv/bin/python benchmarks/miniwob.py [--episodes 80] [--block 1]
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ def harness_episode(harness, env: MiniWoBEnv, task: str, seed: int) -> tuple[flo
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--episodes", type=int, default=60, help="episodes per task per system")
-    ap.add_argument("--block", type=int, default=10, help="episodes per alternating block")
+    ap.add_argument("--episodes", type=int, default=80, help="episodes per task per system")
+    ap.add_argument("--block", type=int, default=1, help="episodes per alternating block (1: strict alternation)")
     args = ap.parse_args()
     gym.register_envs(miniwob)
 
@@ -105,26 +105,27 @@ def main() -> None:
     stats = {name: {"reset": [], "step": [], "episode": [], "solved": 0} for name in names}
     harnesses = {h: make_harness(h) for h in names[2:]}
     for task in TASKS:
-        ours_env = MiniWoBEnv(task)
-        raw_env = gym.make(f"miniwob/{task}-v1")
+        # One browser per system, so that no system inherits another's browser state.
+        envs = {"ours": MiniWoBEnv(task), "raw": gym.make(f"miniwob/{task}-v1")}
+        envs.update({h: MiniWoBEnv(task) for h in harnesses})
+        fns = {"ours": ours_episode, "raw": raw_episode}
+        fns.update({h: (lambda env, t, s, h=h: harness_episode(harnesses[h], env, t, s)) for h in harnesses})
         try:
-            for fn, env in ((ours_episode, ours_env), (raw_episode, raw_env)):  # warm-up, not timed
-                fn(env, task, 10_000)
+            for name in names:  # warm-up, not timed
+                fns[name](envs[name], task, 10_000)
             for start in range(0, args.episodes, args.block):
                 seeds = range(start, min(start + args.block, args.episodes))
-                runs = [("ours", ours_episode, ours_env), ("raw", raw_episode, raw_env)]
-                runs += [(h, lambda env, t, s, h=h: harness_episode(harnesses[h], env, t, s), ours_env) for h in harnesses]
-                for name, fn, env in runs:
+                for name in names:
                     for seed in seeds:
-                        reset, steps, raw = fn(env, task, seed)
+                        reset, steps, raw = fns[name](envs[name], task, seed)
                         s = stats[name]
                         s["reset"].append(reset)
                         s["step"].extend(steps)
                         s["episode"].append(reset + sum(steps))
                         s["solved"] += raw == 1.0
         finally:
-            ours_env.close()
-            raw_env.close()
+            for env in envs.values():
+                env.close()
 
     ms = lambda xs: 1000 * statistics.median(xs)  # noqa: E731
     n = args.episodes * len(TASKS)
