@@ -41,7 +41,8 @@ class LookupSession(Session):
         t = self.task
         q = self.opt("question") if len(t.asked) == 1 else self.opt("question2")
         question = fill(q, object=t.target, attr=t.asked[0], attr2=t.asked[-1])
-        return {"instruction": question, "objects": ", ".join(t.objects), "look": self.opt("look"), "answer": self.opt("answer")}
+        return {"instruction": question, "objects": ", ".join(t.objects), "look": self.opt("look"), "answer": self.opt("answer"),
+                "skill": self.harness.spec.skill or ""}
 
     def start(self) -> list[dict[str, str]]:
         v, spec = self.values(), self.harness.spec
