@@ -95,3 +95,35 @@ def test_degenerate_mutations_say_so():
     assert mutate(full, "add_section", np.random.default_rng(0))[1] == "add_section(none: pool exhausted)"
     with pytest.raises(ConfigError, match="unknown mutation operator 'swap'"):
         mutate(one, "swap", np.random.default_rng(0))
+
+
+def _spec_ids(style_kinds):
+    from harnessrl.harness.base import builtin_specs, load_spec
+
+    return [i for i in builtin_specs() if load_spec(i).style in style_kinds]
+
+
+@pytest.mark.parametrize("harness_id", _spec_ids({"answer_tag", "aider", "swe_agent", "openhands", "qwen_code", "terminus", "lookup"}))
+def test_every_builtin_harness_puts_the_skill_in_its_system_prompt(harness_id):
+    """Open a real session (sandboxed workspace / lookup env) under each built-in spec carrying a skill."""
+    from harnessrl.harness.base import load_spec, make_harness
+    from harnessrl.rollout.envs import open_env
+    from harnessrl.rollout.suites import load_suite
+
+    spec = load_spec(harness_id)
+    harness = make_harness(with_skill(spec, SEED))
+    if spec.style == "lookup":
+        from harnessrl.envs.lookup import lookup_tasks
+
+        task = lookup_tasks()[0]
+    else:
+        task = next(t for t in load_suite("code-v1") if harness.supports(t))
+    env = open_env(task, 0)
+    try:
+        session = harness.open(task, env, 0)
+        system = [m["content"] for m in session.messages if m["role"] == "system"]
+        assert system and SEED.render().strip() in system[0], harness_id
+        assert "$skill" not in system[0]
+        assert skill_in_prompt(system[0]) == SEED.section_ids
+    finally:
+        env.close()

@@ -27,7 +27,7 @@ from harnessrl.config import ConfigError
 from harnessrl.harness.base import Intent
 from harnessrl.harness.skills import CODE_SPAN
 from harnessrl.policies.base import AgentState, Policy
-from harnessrl.policies.scripted import Oracle, render_next
+from harnessrl.policies.scripted import PLANNERS, Oracle, render_next
 
 
 def uniform(salt: str, task_id: str, seed: int) -> float:
@@ -53,7 +53,8 @@ def section_span(system_prompt: str, section: str) -> str | None:
 
 
 class _Probe(Oracle):
-    """The oracle's plan when the episode is to succeed, nothing (finish at once) when not."""
+    """Per episode: first the `prefix` intents (acting on a section), then the oracle if the
+    episode is to succeed, else give up at once."""
 
     kinds = ("code", "terminal", "lookup")
 
@@ -63,21 +64,26 @@ class _Probe(Oracle):
     def prefix(self, state: AgentState) -> list[Intent]:
         return []
 
-    def plan(self, state: AgentState) -> list[Intent]:
-        ok = state.cache.setdefault("probe_solves", self.succeeds(state))
-        return self.prefix(state) + (super().plan(state) if ok else [])
-
     def turn_text(self, state: AgentState) -> str:
         kind = getattr(state.task, "kind", "")
         if kind not in self.kinds:
             raise ConfigError(f"probe policies drive {', '.join(self.kinds)} tasks, not {kind!r}")
-        if kind != "lookup":
-            return super().turn_text(state)
-        if "plan" not in state.cache:  # lookup tasks carry their plan themselves
-            state.cache["plan"] = self.prefix(state) + lookup_plan(state.task, state.seed, self.succeeds(state))
-        text, used = render_next(state, state.cache["plan"] or [Intent("answer", text="unknown")])
-        state.cache["plan"] = state.cache["plan"][used:]
-        return text
+        if "probe" not in state.cache:
+            state.cache["probe"] = {"ok": self.succeeds(state), "prefix": self.prefix(state)}
+        probe = state.cache["probe"]
+        if probe["prefix"]:
+            text, used = render_next(state, probe["prefix"])
+            probe["prefix"] = probe["prefix"][used:]
+            return text
+        if not probe["ok"]:
+            give_up = Intent("answer", text="unknown") if kind == "lookup" else Intent("finish", message="giving up")
+            return render_next(state, [give_up])[0]
+        if kind == "lookup" and "lookup" not in PLANNERS:  # no registered lookup oracle: plan it here
+            plan = state.cache.setdefault("lookup_plan", lookup_plan(state.task, state.seed, True))
+            text, used = render_next(state, plan)
+            state.cache["lookup_plan"] = plan[used:]
+            return text
+        return super().turn_text(state)
 
 
 class SkillBlindPolicy(_Probe):
