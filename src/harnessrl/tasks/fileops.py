@@ -82,7 +82,7 @@ class SafeFiles:
         stack = [os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)]  # `..` pops
         names: list[str] = []  # the real path of stack[-1]
         pending = rel.split("/")
-        hops = 0
+        hops = retries = 0
         try:
             while len(pending) > 1:
                 part = pending.pop(0)
@@ -99,9 +99,17 @@ class SafeFiles:
                 except FileNotFoundError:
                     if not create_parents:
                         raise WorkspaceError(f"{APP}/{rel}: no such file or directory") from None
-                    os.mkdir(part, 0o755, dir_fd=stack[-1])
-                    if os.geteuid() == 0:
-                        os.chown(part, self.uid, self.gid, dir_fd=stack[-1], follow_symlinks=False)
+                    retries += 1
+                    if retries > _MAX_SYMLINK_HOPS:  # something keeps swapping it under us
+                        raise WorkspaceError(f"{APP}/{rel}: the path keeps changing; try again") from None
+                    try:
+                        os.mkdir(part, 0o755, dir_fd=stack[-1])
+                        if os.geteuid() == 0:
+                            os.chown(part, self.uid, self.gid, dir_fd=stack[-1], follow_symlinks=False)
+                    except (FileExistsError, FileNotFoundError):
+                        pass  # created or removed concurrently: the next pass re-checks, no-follow
+                    except OSError as err:
+                        raise WorkspaceError(f"{APP}/{rel}: {err.strerror}") from None
                     pending.insert(0, part)  # open it on the next pass, still no-follow
                     continue
                 except OSError as err:

@@ -195,6 +195,8 @@ def classify_exit(code: int, out: bytes, err: bytes, wall: float, timed_out: boo
         if not any("exit-code" in s for s in statuses):
             why = stderr.strip().splitlines()[-1] if stderr.strip() else f"bwrap exited {code}"
             return result("sandbox_error", None, why)
+    if code == 125 and b"harnessrl sandbox: cannot set resource limits" in err:
+        return result("sandbox_error", None, "cannot set resource limits")
     if code < 0:  # unsafe mode: the direct child died of a signal
         code = 128 - code
     sig = code - 128 if 128 < code < 128 + 65 else None

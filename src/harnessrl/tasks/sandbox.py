@@ -12,11 +12,11 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
 How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docker"):
 
     [nsenter --mount=<private mount namespace holding the python tree>]   only if needed
-    prlimit --cpu --as --nproc --fsize --nofile --core=0                   limits
     setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups               when we are root
     bwrap --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent
           --new-session --clearenv --as-pid-1 --ro-bind /usr /etc <python> --tmpfs /tmp
-          --bind <ws> /app --proc --dev --remount-ro /  ...  bash -c 'eval "$1"' bash <command>
+          --bind <ws> /app --proc --dev --remount-ro /  ...
+          bash -c 'ulimit -t -v -u -f -n -c ...; eval "$1"' bash <command>    limits, then the command
 
 - As root, bwrap would keep every capability inside its namespace (enough to remount a
   read-only bind writable) and the kernel ignores RLIMIT_NPROC for uid 0; so we drop all
@@ -270,21 +270,23 @@ class Sandbox:
 
     def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
               env: Mapping[str, str], cwd: str, status_fd: int | None) -> list[str]:
-        # pid 1 of the sandbox must stay a shell that waits for the command (see the module
-        # docstring): `eval` keeps bash from exec-ing a lone command; argv gets a sh init.
-        if isinstance(command, str):
-            inner = ["/bin/bash", "-c", 'eval "$1"', "bash", command]
-        else:
-            inner = ["/bin/sh", "-c", '"$@"; exit $?', "sh", *command]
         nproc = limits.nproc
         if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
             nproc += _count_processes(os.getuid())
-        argv = [
-            "prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_mb << 20}", f"--nproc={nproc}",
-            f"--fsize={limits.file_mb << 20}", f"--nofile={limits.nofile}", "--core=0", "--",
-        ]
-        if self.bwrap is None:  # unsafe mode
-            return argv + (["/bin/bash", "-c", command] if isinstance(command, str) else list(command))
+        if self.bwrap is None:  # unsafe mode: limits through prlimit, and nothing else
+            return [
+                "prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_mb << 20}", f"--nproc={nproc}",
+                f"--fsize={limits.file_mb << 20}", f"--nofile={limits.nofile}", "--core=0", "--",
+                *(["/bin/bash", "-c", command] if isinstance(command, str) else command),
+            ]
+        # pid 1 of the sandbox is a shell that sets the limits (hard and soft: the command can
+        # only lower them), then runs the command and waits for it (see the module docstring):
+        # `eval` keeps bash from exec-ing a lone command away; argv commands get a dash init.
+        if isinstance(command, str):
+            inner = ["/bin/bash", "-c", _ulimits(limits, nproc, "bash") + 'eval "$1"', "bash", command]
+        else:
+            inner = ["/bin/sh", "-c", _ulimits(limits, nproc, "dash") + '"$@"; exit $?', "sh", *command]
+        argv = []
         if self.root:
             argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
         argv += self._bwrap_args(ws, limits, binds, env, cwd)
@@ -341,7 +343,7 @@ class Sandbox:
         return classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json, self.bwrap is not None, limits)
 
     def _host_env(self) -> dict[str, str]:
-        # The chain (unshare/prlimit/setpriv/bwrap) needs a PATH; bwrap --clearenv drops it.
+        # The chain (nsenter/setpriv/bwrap, or prlimit when unsafe) needs a PATH; bwrap --clearenv drops it.
         return {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **({k: v for k, v in self.env.items()} if self.bwrap is None else {})}
 
     # -- long-lived processes -----------------------------------------------------------------
@@ -370,6 +372,16 @@ class Sandbox:
             start_new_session=True, cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
         )
         return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid)
+
+
+def _ulimits(limits: Limits, nproc: int, shell: str) -> str:
+    """Shell statements setting the limits, or exiting 125 (never run a command unlimited).
+    One limit per `ulimit` (dash takes only one); -f counts 512-byte blocks in dash, 1 KiB in bash."""
+    block = 512 if shell == "dash" else 1024
+    procs = "-p" if shell == "dash" else "-u"
+    steps = [f"ulimit -t {limits.cpu_s}", f"ulimit -v {limits.memory_mb << 10}", f"ulimit {procs} {nproc}",
+             f"ulimit -f {(limits.file_mb << 20) // block}", f"ulimit -n {limits.nofile}", "ulimit -c 0"]
+    return " && ".join(steps) + " || { echo 'harnessrl sandbox: cannot set resource limits' >&2; exit 125; }; "
 
 
 def _stop_helpers(helpers: dict[str, subprocess.Popen], key: str | None) -> None:
