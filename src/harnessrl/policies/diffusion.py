@@ -1,0 +1,112 @@
+"""A diffusion policy over action chunks (DDPM, Ho et al. 2020; Chi et al. 2023's Diffusion Policy).
+
+Given an observation s, the policy samples a chunk x_0 of `chunk` actions by running the
+reverse DDPM chain x_K -> ... -> x_0 with an MLP denoiser eps_theta(x_k, k, s). Training
+minimises the (optionally per-sample weighted) noise-prediction loss
+
+    L = sum_i w_i || eps - eps_theta(sqrt(abar_k) x0_i + sqrt(1 - abar_k) eps, k, s_i) ||^2 / sum_i w_i
+
+— uniform weights for behaviour cloning, exp(r/beta) for reward-weighted regression.
+Shapes: obs (B, obs_dim); chunks (B, chunk, action_dim); actions live in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from harnessrl.config import Config
+
+
+class DiffusionPolicyConfig(Config):
+    obs_dim: int = 9
+    action_dim: int = 2
+    chunk: int = 12  # actions per chunk: the drawer task's 24-step episode is two chunks
+    denoising_steps: int = 16
+    hidden: int = 256
+    layers: int = 3
+    time_dim: int = 32
+    # what the network predicts: "sample" (x_0; learned the drawer task's multimodal chunks
+    # about twice as fast here) or "epsilon" (the noise, as in DDPM)
+    prediction: Literal["sample", "epsilon"] = "sample"
+
+
+def cosine_schedule(steps: int, s: float = 0.008) -> torch.Tensor:
+    """betas (K,) of Nichol & Dhariwal's cosine schedule, clipped at 0.999."""
+    t = torch.linspace(0, steps, steps + 1, dtype=torch.float64) / steps
+    abar = torch.cos((t + s) / (1 + s) * math.pi / 2) ** 2
+    abar = abar / abar[0]
+    return (1 - abar[1:] / abar[:-1]).clamp(max=0.999).float()
+
+
+def time_embedding(k: torch.Tensor, dim: int) -> torch.Tensor:
+    """Sinusoidal embedding of integer steps (B,) -> (B, dim)."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(10_000) * torch.arange(half, dtype=torch.float32) / half)
+    angles = k.float()[:, None] * freqs[None]
+    return torch.cat([angles.sin(), angles.cos()], dim=1)
+
+
+class DiffusionPolicy(nn.Module):
+    def __init__(self, cfg: DiffusionPolicyConfig | None = None):
+        super().__init__()
+        self.cfg = cfg = cfg or DiffusionPolicyConfig()
+        self.flat = cfg.chunk * cfg.action_dim
+        dims = [self.flat + cfg.obs_dim + cfg.time_dim] + [cfg.hidden] * cfg.layers
+        blocks: list[nn.Module] = []
+        for a, b in zip(dims[:-1], dims[1:]):
+            blocks += [nn.Linear(a, b), nn.Mish()]
+        self.net = nn.Sequential(*blocks, nn.Linear(cfg.hidden, self.flat))
+        betas = cosine_schedule(cfg.denoising_steps)
+        alphas = 1 - betas
+        self.register_buffer("betas", betas)
+        self.register_buffer("alphas", alphas)
+        self.register_buffer("abar", torch.cumprod(alphas, 0))
+
+    def denoise(self, x: torch.Tensor, k: torch.Tensor, obs: torch.Tensor) -> torch.Tensor:
+        """Predicted noise eps_theta(x_k, k, s): (B, flat)."""
+        return self.net(torch.cat([x, obs, time_embedding(k, self.cfg.time_dim)], dim=1))
+
+    def loss(self, obs: torch.Tensor, chunks: torch.Tensor, weights: torch.Tensor | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Weighted noise-prediction loss; weights (B,) default to 1."""
+        x0 = chunks.reshape(len(chunks), self.flat)
+        k = torch.randint(0, self.cfg.denoising_steps, (len(x0),), generator=generator)
+        eps = torch.randn(x0.shape, generator=generator)
+        ab = self.abar[k][:, None]
+        target = eps if self.cfg.prediction == "epsilon" else x0
+        per_sample = (self.denoise(ab.sqrt() * x0 + (1 - ab).sqrt() * eps, k, obs) - target).pow(2).mean(1)
+        if weights is None:
+            return per_sample.mean()
+        return (weights * per_sample).sum() / weights.sum()
+
+    @torch.no_grad()
+    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Ancestral DDPM sampling with the predicted x_0 clipped to [-1, 1]: (B, chunk, action_dim)."""
+        B = len(obs)
+        x = torch.randn((B, self.flat), generator=generator)
+        for k in reversed(range(self.cfg.denoising_steps)):
+            kk = torch.full((B,), k, dtype=torch.long)
+            out = self.denoise(x, kk, obs)
+            ab, a, beta = self.abar[k], self.alphas[k], self.betas[k]
+            x0 = ((x - (1 - ab).sqrt() * out) / ab.sqrt() if self.cfg.prediction == "epsilon" else out).clamp(-1, 1)
+            if k == 0:
+                x = x0
+                break
+            ab_prev = self.abar[k - 1]
+            # posterior q(x_{k-1} | x_k, x_0): mean and variance (Ho et al. eq. 7)
+            mean = (ab_prev.sqrt() * beta / (1 - ab)) * x0 + (a.sqrt() * (1 - ab_prev) / (1 - ab)) * x
+            var = beta * (1 - ab_prev) / (1 - ab)
+            x = mean + var.sqrt() * torch.randn(x.shape, generator=generator)
+        return x.reshape(B, self.cfg.chunk, self.cfg.action_dim)
+
+    def act(self, obs: np.ndarray, generator: torch.Generator | None = None) -> np.ndarray:
+        """numpy (B, obs_dim) -> numpy (B, chunk, action_dim); the drawer env's ChunkPolicy."""
+        was_training = self.training
+        self.eval()
+        out = self.sample(torch.as_tensor(obs, dtype=torch.float32), generator).numpy()
+        self.train(was_training)
+        return out

@@ -1,0 +1,75 @@
+"""Train the drawer task's visual reward model on labelled rollouts.
+
+The labelled data are final frames of rollouts collected the usual way: scripted attempts
+aimed at the target drawer (pulling it by a random amount, so both sides of the success
+threshold appear) and random-action rollouts; the label is the env's success check. The
+collector never opens the distractor, so the model never sees a wrong-object frame unless
+`hard_negatives` adds such frames (label 0) — the default reproduces the common setup in
+which a learned reward gives credit to the wrong object.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from harnessrl.config import Config
+from harnessrl.envs import drawer
+from harnessrl.envs.drawer import OPEN_THRESHOLD
+from harnessrl.policies.reward_model import RewardModel, to_tensor
+
+
+class RewardDataConfig(Config):
+    aimed: int = Field(600, ge=1)  # scripted attempts at the target drawer
+    random: int = Field(200, ge=0)  # random-action rollouts
+    hard_negatives: int = Field(0, ge=0)  # wrong-object rollouts labelled 0 (the fix the default leaves out)
+    steps: int = Field(400, ge=1)
+    batch: int = Field(128, ge=1)
+    lr: float = Field(2e-3, gt=0)
+
+
+def labelled_rollouts(cfg: RewardDataConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Final frames (N, 32, 32, 3) uint8, labels (N,) float, outcomes (N,)."""
+    frames, outcomes = [], []
+    for intent, n, lo in ((0, cfg.aimed, 0.04), (1, cfg.hard_negatives, OPEN_THRESHOLD)):
+        if n == 0:
+            continue
+        demo = drawer.Demonstrator(p_wrong=float(intent == 1), p_fumble=0.0, noise=0.2)
+        intents, pull = np.full(n, intent), rng.uniform(lo, 0.3, n)  # under- and over-threshold pulls
+        batch = drawer.run_episodes(lambda obs, i=intents, p=pull: demo.chunk(obs, i, 4, rng, pull=p), n, rng)
+        frames.append(batch.frames)
+        outcomes.append(batch.outcome)
+    if cfg.random:
+        batch = drawer.run_episodes(lambda obs: rng.uniform(-1, 1, (len(obs), 4, 2)), cfg.random, rng)
+        frames.append(batch.frames)
+        outcomes.append(batch.outcome)
+    x = np.concatenate(frames)
+    o = np.concatenate(outcomes)
+    if cfg.hard_negatives == 0:  # the collector's data contain no wrong-object frames
+        keep = o != "wrong_object"
+        x, o = x[keep], o[keep]
+    return x, (o == "success").astype(np.float64), o
+
+
+def fit_reward_model(images: np.ndarray, labels: np.ndarray, cfg: RewardDataConfig, seed: int = 0) -> tuple[RewardModel, list[float]]:
+    """Binary cross-entropy on (frame, label) pairs; returns the model and its loss curve."""
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = RewardModel()
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    x = to_tensor(images)
+    y = torch.as_tensor(labels, dtype=torch.float32)
+    # balance the classes so the rarer one is not ignored
+    pos = float(y.mean())
+    pos_weight = torch.tensor((1 - pos) / max(pos, 1e-6))
+    losses = []
+    for _ in range(cfg.steps):
+        idx = torch.randint(0, len(x), (min(cfg.batch, len(x)),), generator=gen)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x[idx]), y[idx], pos_weight=pos_weight)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    return model, losses
