@@ -155,3 +155,81 @@ def test_config_errors_name_the_problem(tmp_path):
         SkillOptimizer(SkillOptimizerConfig(proposer=ProposerConfig(llm_share=0.5)), train_tasks=TRAIN, **kw)
     with pytest.raises(Exception, match="unknown operators"):
         ProposerConfig(operators=["swap"])
+
+
+# ---------------------------------------------------------------------------------------
+# Real policy kinds: an OpenAI-compatible endpoint on loopback, and a tiny local LM
+
+
+@pytest.fixture()
+def fake_endpoint(monkeypatch):
+    """A chat-completions server on 127.0.0.1: rewrites skills (adds a section) and answers lookup questions
+    with `answer unknown`; usage counts prompt characters / 4 as tokens."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            msgs = body["messages"]
+            if "You improve a skill" in msgs[0]["content"]:
+                text = "# Skill: x\n## [look-first] Look first\nAlways `look` first.\n## [double-check] Double-check\nRead the question twice."
+            else:
+                text = "answer unknown"
+            prompt = sum(len(m["content"]) for m in msgs) // 4
+            out = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
+                              "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                              "usage": {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def test_endpoint_policy_acts_and_rewrites(tmp_path, fake_endpoint):
+    from harnessrl.policies.registry import make_policy, PolicySpec
+
+    endpoint = make_policy(PolicySpec("endpoint", "fake", {"base_url": fake_endpoint, "max_retries": 0}))
+    store = RecordStore(tmp_path / "store")
+    opt = SkillOptimizer(SkillOptimizerConfig(iterations=2, proposer=ProposerConfig(llm_share=1.0, operators=[])),
+                         policy=endpoint, harness=load_spec("lookup-plain"), seed_skill=SKILL, train_tasks=TRAIN,
+                         run_dir=tmp_path / "run", store=store, rewriter=endpoint)
+    opt.run()
+    log = read_log(tmp_path / "run")
+    assert log.skill("c0001").section_ids == ["look-first", "double-check"] and log.candidates["c0001"]["operator"] == "llm_rewrite"
+    by = {e["evaluation_id"]: e for e in log.evaluations}
+    d = log.decisions[0]
+    parent_tokens, cand_tokens = by[d["parent_evaluation"]]["tokens_in"], by[d["candidate_evaluation"]]["tokens_in"]
+    assert all(t > 0 for t in parent_tokens)  # the endpoint's usage is recorded as input tokens
+    assert sum(cand_tokens) != sum(parent_tokens)  # the rewritten skill changes what every turn reads
+
+
+def test_lm_policy_runs_the_optimizer_and_the_audit(tmp_path):
+    """A tiny random LM (mostly unparseable text: counted format errors) through the whole
+    optimizer + audit pipeline, with its token ids and input tokens recorded."""
+    from harnessrl.analysis.bipa import AuditConfig, audit
+    from harnessrl.analysis.bipa_replay import SkillEvaluator
+    from harnessrl.policies.registry import make_policy, PolicySpec
+    from tests import tiny_lm
+
+    lm = make_policy(PolicySpec("lm", str(tiny_lm.build(tmp_path)), {"max_new_tokens": 8}))
+    store = RecordStore(tmp_path / "store")
+    SkillOptimizer(SkillOptimizerConfig(iterations=2), policy=lm, harness=load_spec("lookup-plain"), seed_skill=SKILL,
+                   train_tasks=TRAIN[:3], test_tasks=TEST[:2], run_dir=tmp_path / "run", store=store).run()
+    log = read_log(tmp_path / "run")
+    eps = store.episodes()
+    assert eps and all(e.tokens_in > 0 for e in eps) and all(len(t.token_ids) for e in eps for t in e.turns)
+    ev = SkillEvaluator(lm, load_spec("lookup-plain"), {t.task_id: t for t in TRAIN[:3] + TEST[:2]}, run_id="lm-audit", store=store)
+    result = audit(log, store, ev, AuditConfig(replays=1, null_replays=1, fresh_seeds=1))
+    assert result.summary["false_accept_trials"] == 2 and result.summary["log_complete"]
+    assert len(result.lineage) == 1 + result.summary["accepted"]

@@ -1,101 +1,86 @@
-"""`harnessrl recipe <name>`: one small-scale reproduction per seed paper, each a thin command here.
-
-Every recipe command takes --scale (small | paper), --config FILE, --set key=value overrides,
---out DIR, --store DIR and --resume, and ends by printing where its HTML report is.
-"""
+"""`harnessrl recipe <name>`: small-scale reproductions of the seed papers, each ending in an HTML report."""
 
 from __future__ import annotations
 
-import shlex
-import sys
+import json
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, progress, user_errors
+from harnessrl.commands.common import console, progress, user_errors
 
-app = typer.Typer(help="Reproduce the seed papers at small scale (or --scale paper on a bigger machine).",
-                  no_args_is_help=True)
+app = typer.Typer(help="Small-scale reproductions of the seed papers (each writes an HTML report).", no_args_is_help=True)
 
-ScaleOption = typer.Option("small", "--scale", help="small: minutes on a laptop CPU; paper: the full protocol.")
-ConfigOption = typer.Option(None, "--config", "-c", help="YAML/TOML file with settings (applied on the scale's defaults).")
-SetOption = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set seeds=[0,1].")
-ResumeOption = typer.Option(False, "--resume", help="Continue the runs in --out from their checkpoints.")
+
+def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    for k, v in new.items():
+        base[k] = _deep_update(dict(base[k]), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return base
 
 
 @app.command("bipa")
 def bipa(
-    policy: str | None = typer.Option(None, "--policy", "-p", help="Policy spec (default: the probe with known ground truth)."),
-    config: Path | None = ConfigOption,
-    overrides: list[str] = SetOption,
-    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for the store, optimizer run, audit and report.html."),
-    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Audit rollouts in a process pool of this size."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default runs/bipa-<time>)."),
+    suite: str = typer.Option(None, "--suite", help="Suite name or folder (default code-v1; code/terminal tasks, or lookup)."),
+    harness: str = typer.Option(None, "--harness", "-H", help="Harness id or spec file (default openhands)."),
+    policy: str = typer.Option(None, "--policy", "-p",
+                               help="Policy spec (default probe-section-follower:inspect): probe-skill-blind | lm:PATH | endpoint:MODEL ..."),
+    policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE for the policy (repeatable)."),
+    rewriter: str = typer.Option(None, "--rewriter", help="Policy spec for LLM rewrites (then half the proposals are LLM rewrites)."),
+    rule: str = typer.Option(None, "--rule", help="strict_minibatch (GEPA, default) | margin | validation | validation_no_drop"),
+    iterations: int = typer.Option(None, "--iterations", min=1, help="Optimizer iterations (default 10)."),
+    replays: int = typer.Option(None, "--replays", min=1, help="Replays of each accepted decision (default 6)."),
+    fresh_seeds: int = typer.Option(None, "--fresh-seeds", min=1, help="Fresh seeds per task (default 3)."),
+    workers: int = typer.Option(None, "--workers", "-j", min=1, help="Audit rollouts in a process pool of this size (default 2)."),
+    seed: int = typer.Option(None, "--seed", help="Optimizer seed (default 0)."),
+    config: Path = typer.Option(None, "--config", "-c", help="A TOML/YAML BipaRecipeConfig; the options above override it."),
 ) -> None:
-    """Audit a skill optimizer with BiPA end to end on the built-in coding suite."""
-    from harnessrl.commands.bipa import _print_audit
-    from harnessrl.config import load_config
+    """BiPA: run a skill optimizer on the coding suite, then audit it (replay, fresh/test gains, read graph, cost)."""
+    from harnessrl.config import load_config, read_file
     from harnessrl.recipes.bipa import BipaRecipeConfig, run
 
     with user_errors():
-        sets = list(overrides) + [f"{k}={v}" for k, v in (("policy", policy), ("out", out), ("workers", workers)) if v]
-        cfg = load_config(BipaRecipeConfig, config, sets)
+        base = BipaRecipeConfig().model_dump(mode="json")
+        if config is not None:
+            _deep_update(base, read_file(config))
+        given = {"suite": suite, "harness": harness, "policy": policy, "rewriter": rewriter, "optimizer.iterations": iterations,
+                 "optimizer.seed": seed, "optimizer.acceptance.rule": rule, "audit.replays": replays,
+                 "audit.fresh_seeds": fresh_seeds, "workers": workers}
+        overrides = [f"{k}={json.dumps(v)}" for k, v in given.items() if v is not None]
+        if policy is not None:  # the default policy's options do not fit another policy
+            overrides.append("policy_options={}")
+        overrides += [f"policy_options.{kv}" for kv in policy_option]
+        if rule and rule.startswith("validation") and not base.get("validation_tasks"):
+            overrides.append("validation_tasks=4")
+        if rewriter:
+            overrides.append("optimizer.proposer.llm_share=0.5")
+        if out is not None or base.get("out") == "runs/bipa":
+            overrides.append(f"out={json.dumps(str(out or Path('runs') / time.strftime('bipa-%Y%m%d-%H%M%S')))}")
+        cfg = load_config(BipaRecipeConfig, None, overrides, base=base)
         with progress() as bar:
-            tasks: dict[str, int] = {}
+            opt = bar.add_task("optimize", total=cfg.optimizer.iterations)
+            aud = bar.add_task("audit rollouts", total=None, visible=False)
 
-            def on_progress(stage: str, i: int, n: int | None) -> None:
-                if stage not in tasks:
-                    tasks[stage] = bar.add_task(stage, total=n)
-                bar.update(tasks[stage], completed=i, total=n)
+            def tick(stage: str, i: int, n: int | None) -> None:
+                if stage == "optimize":
+                    bar.update(opt, completed=i)
+                else:
+                    bar.update(aud, completed=i, visible=True)
 
-            res = run(cfg, progress=on_progress)
+            res = run(cfg, progress=tick)
+    s = res["summary"]
+    console.print(f"[bold]{s['verdict']}[/]")
+    console.print(f"false-accept rate {s['false_accept_rate']:.3f} [{s['false_accept_lo']:.3f}, {s['false_accept_hi']:.3f}] "
+                  f"(model {s['false_accept_predicted']:.3f}); train gain observed {s['observed_train_gain']:+.3f}, "
+                  f"fresh {s['fresh_train_gain']:+.3f} [{s['fresh_train_lo']:+.3f}, {s['fresh_train_hi']:+.3f}], "
+                  f"test {s['test_gain']:+.3f} [{s['test_lo']:+.3f}, {s['test_hi']:+.3f}]", highlight=False)
+    for p in res["principles"]:
+        console.print(f"  {p['principle']}: {p['status']} — {p['why']}", highlight=False)
+    console.print(f"report: {res['report']}  ({res['runtime_s']:.0f} s)")
 
-    class _Result:  # the fields _print_audit reads
-        summary, principles = res["summary"], res["principles"]
-        run_id = res["run_id"]
 
-    _print_audit(_Result, res["report"])
-    console.print(f"({res['runtime_s']:.0f} s)")
+from harnessrl.commands.recipe_conditioned_critic import conditioned_critic  # noqa: E402  (one file per recipe)
 
-
-@app.command("conditioned-critic")
-def conditioned_critic(
-    scale: str = ScaleOption,
-    config: Path | None = ConfigOption,
-    overrides: list[str] = SetOption,
-    out: Path = typer.Option(Path("runs/conditioned-critic"), "--out", "-o", help="Run folders, figures and report.html."),
-    store: Path | None = StoreOption,
-    resume: bool = ResumeOption,
-    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel training processes."),
-) -> None:
-    """Shared vs conditioned vs multihead critic in multi-context PPO (bandit, CartPole variants, MiniGrid levels)."""
-    from harnessrl.config import load_config
-    from harnessrl.records import RecordStore
-    from harnessrl.recipes import conditioned_critic as recipe
-    from harnessrl.recipes.conditioned_critic_report import build_report, store_episodes
-
-    with user_errors():
-        sets = list(overrides) + ([f"workers={workers}"] if workers else [])
-        cfg = load_config(recipe.ConditionedCriticConfig, config, sets, base=recipe.preset(scale))
-        jobs = recipe.jobs(cfg)
-        console.print(f"conditioned-critic ({cfg.scale}): {len(jobs)} PPO runs on {cfg.workers} process(es) -> {out}")
-        t0 = time.perf_counter()
-        with progress() as bar:
-            total = bar.add_task("PPO updates (all runs)", total=None)
-            seen: dict[str, tuple[int, int]] = {}
-
-            def on_progress(key: str, i: int, n: int) -> None:
-                seen[key] = (i, n)
-                done = sum(a for a, _ in seen.values())
-                expected = sum(b for _, b in seen.values()) * len(jobs) / len(seen)
-                bar.update(total, completed=done, total=expected)
-
-            results = recipe.run_recipe(cfg, out, resume=resume, on_progress=on_progress)
-        wall = time.perf_counter() - t0
-        store_path = store or default_store()
-        written = store_episodes(cfg, results, out, RecordStore(store_path))
-        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else \
-            "harnessrl recipe conditioned-critic"
-        report = build_report(cfg, results, out, store_path, command, wall)
-    console.print(f"{written} evaluation episodes -> {store_path}")
-    console.print(f"report: {report}  ({wall:.0f} s)")
+app.command("conditioned-critic")(conditioned_critic)
