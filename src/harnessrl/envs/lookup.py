@@ -1,9 +1,10 @@
 """The `lookup` suite: small multi-turn question answering a tiny LM can learn on a CPU.
 
-Each task hides a little world of objects with a colour, a size and a material, and asks
-for one or two attributes of one object. The agent can `look` at an object (the env
-returns its attributes) and then `answer`; the verdict compares the answer's words with
-the asked values. Two turns solve a task, so steps per episode, format errors and the
+Each task names a few objects and asks for one or two attributes (colour, size, material)
+of one of them; the values are drawn per episode seed, as MiniWoB draws a page per seed,
+so answers cannot be memorised and the same task trains with many seeds. The agent can
+`look` at an object (the env returns its attributes) and then `answer`; the verdict
+compares the answer's words with the asked values. Two turns solve a task, so steps per episode, format errors and the
 failure modes of the agentic-coding papers all show up at a scale that trains in minutes:
 
     solved               every asked value and nothing else
@@ -38,10 +39,10 @@ ATTRIBUTES = tuple(VALUES)
 
 @dataclass(frozen=True)
 class LookupTask:
-    """One question about one object of a hidden world."""
+    """One question about one of a few objects; the objects' attributes come with the seed."""
 
     number: int
-    world: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # ((object, ((attr, value), ...)), ...)
+    objects: tuple[str, ...]
     target: str
     asked: tuple[str, ...]  # one or two attributes
     suite: str = SUITE
@@ -57,47 +58,35 @@ class LookupTask:
         return self.task_id
 
     @property
-    def objects(self) -> list[str]:
-        return [name for name, _ in self.world]
-
-    def attributes(self, obj: str) -> dict[str, str] | None:
-        for name, attrs in self.world:
-            if name == obj:
-                return dict(attrs)
-        return None
-
-    @property
-    def expected(self) -> list[str]:
-        attrs = self.attributes(self.target) or {}
-        return [attrs[a] for a in self.asked]
-
-    @property
     def instruction(self) -> str:
         """The canonical question (harnesses may phrase it their own way from `target`/`asked`)."""
         if len(self.asked) == 1:
             return f"What is the {self.asked[0]} of the {self.target}?"
         return f"What are the {self.asked[0]} and the {self.asked[1]} of the {self.target}?"
 
-    def solution(self) -> list[tuple[str, str]]:
-        """The oracle plan: look at the target, then answer its values."""
-        return [("read", self.target), ("answer", " ".join(self.expected))]
+    def world(self, seed: int) -> dict[str, dict[str, str]]:
+        """The objects' attributes in the episode with this seed."""
+        rng = random.Random(f"lookup-v{VERSION}-{self.number}-{seed}")
+        return {name: {a: rng.choice(VALUES[a]) for a in ATTRIBUTES} for name in self.objects}
+
+    def expected(self, seed: int) -> list[str]:
+        attrs = self.world(seed)[self.target]
+        return [attrs[a] for a in self.asked]
 
 
-def generate(n: int = 160, seed: int = 0, objects_per_world: int = 3, double_fraction: float = 0.3) -> list[LookupTask]:
+def generate(n: int = 400, seed: int = 0, objects_per_task: int = 3, double_fraction: float = 0.3) -> list[LookupTask]:
     """`n` tasks, the same for the same arguments (this is the suite's content)."""
     rng = random.Random(f"lookup-v{VERSION}-{seed}")
     tasks = []
     for i in range(n):
-        names = rng.sample(OBJECTS, objects_per_world)
-        world = tuple((name, tuple((a, rng.choice(VALUES[a])) for a in ATTRIBUTES)) for name in names)
-        target = rng.choice(names)
+        names = tuple(rng.sample(OBJECTS, objects_per_task))
         k = 2 if rng.random() < double_fraction else 1
         asked = tuple(sorted(rng.sample(ATTRIBUTES, k), key=ATTRIBUTES.index))
-        tasks.append(LookupTask(i, world, target, asked))
+        tasks.append(LookupTask(i, names, rng.choice(names), asked))
     return tasks
 
 
-def lookup_tasks(ids: list[str] | None = None, n: int = 160, seed: int = 0) -> list[LookupTask]:
+def lookup_tasks(ids: list[str] | None = None, n: int = 400, seed: int = 0) -> list[LookupTask]:
     """The suite's tasks, or the named ones ("lookup/007" or "7")."""
     tasks = generate(n, seed)
     if ids is None:
@@ -121,13 +110,15 @@ class LookupEnv:
 
     def __init__(self, task: LookupTask, seed: int = 0):
         self.task, self.seed = task, seed
+        self.world = task.world(seed)
+        self.expected = task.expected(seed)
         self.looked: list[str] = []
         self.answer_text: str | None = None
 
     def look(self, obj: str) -> dict[str, str] | None:
         obj = obj.strip().lower()
         self.looked.append(obj)
-        return self.task.attributes(obj)
+        return self.world.get(obj)
 
     def answer(self, text: str) -> None:
         if self.answer_text is None:
@@ -139,13 +130,13 @@ class LookupEnv:
             return False, "no_answer"
         words = [w.strip(".,;:!?\"'()[]{}").lower() for w in self.answer_text.split()]
         words = [w for w in words if w and w not in ("and", "the", "is", "it", "a")]
-        expected = self.task.expected
+        expected, asked = self.expected, self.task.asked
         if sorted(words) == sorted(expected):
             return True, "solved"
         if len(expected) == 2 and len(words) == 1 and words[0] in expected:
             return False, "dropped_requirement"
-        others = [(self.task.attributes(o) or {}) for o in self.task.objects if o != self.task.target]
-        if any(sorted(words) == sorted(attrs[a] for a in self.task.asked) for attrs in others):
+        others = [attrs for name, attrs in self.world.items() if name != self.task.target]
+        if any(sorted(words) == sorted(attrs[a] for a in asked) for attrs in others):
             return False, "wrong_object"
         return False, "wrong_value"
 

@@ -7,13 +7,15 @@ wording of the question, the command names and syntax, and how a look result is 
 spec.options:
     look, answer      command names (default "look", "answer")
     syntax            "plain": `look box` / `answer red`;  "call": `look(box)` / `answer(red)`
-    observation       template of a look result; $object, $color, $size, $material
+    observation       template of a look result; $object, every attribute ($color, $size, $material)
+                      and the asked ones only: $values ("red and small"), $pairs ("color=red size=small"),
+                      $json ('"color": "red", "size": "small"')
     unknown           template when the object does not exist; $object
     question          template of a one-attribute question; $object, $attr
     question2         template of a two-attribute question; $object, $attr, $attr2
 Templates of the spec may use $instruction (the phrased question), $objects (comma list),
 $look and $answer. The first parsed command of a reply is executed; an answer ends the
-episode, so the oracle needs exactly two turns.
+episode, so the oracle (the `plan` registered below for scripted policies) needs two turns.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from __future__ import annotations
 import re
 
 from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
+from harnessrl.policies.scripted import register_planner
 
 DEFAULTS = {
     "look": "look",
     "answer": "answer",
     "syntax": "plain",
-    "observation": "The $object is $color, $size and made of $material.",
+    "observation": "The $object is $values.",
     "unknown": "There is no $object here.",
     "question": "What is the $attr of the $object?",
     "question2": "What are the $attr and the $attr2 of the $object?",
@@ -65,7 +68,10 @@ class LookupSession(Session):
         if attrs is None:
             obs = fill(self.opt("unknown"), object=obj)
             return self.end_turn(text, obs, tool_calls=[call], tool_result=obs, status="tool_error")
-        obs = fill(self.opt("observation"), object=obj.strip().lower(), **attrs)
+        asked = [(a, attrs[a]) for a in self.task.asked]
+        obs = fill(self.opt("observation"), object=obj.strip().lower(), **attrs,
+                   values=" and ".join(v for _, v in asked), pairs=" ".join(f"{a}={v}" for a, v in asked),
+                   json=", ".join(f'"{a}": "{v}"' for a, v in asked))
         return self.end_turn(text, obs, tool_calls=[call], tool_result=obs)
 
     def finish(self) -> Verdict:
@@ -113,3 +119,13 @@ class LookupHarness(Harness):
         else:
             raise ValueError(f"lookup cannot express a {intent.kind!r} intent")
         return f"{name}({arg})" if syntax == "call" else f"{name} {arg}"
+
+
+def plan(state) -> list[Intent]:
+    """The oracle's remaining intents: look at the target unless already seen, then answer."""
+    task, env = state.task, state.session.env
+    answer = Intent("answer", text=" ".join(env.expected))
+    return [answer] if task.target in env.looked else [Intent("read", path=task.target), answer]
+
+
+register_planner("lookup", "harnessrl.harness.lookup:plan")

@@ -75,6 +75,10 @@ def _quiet_transformers() -> None:
     logging.set_verbosity_error()
 
 
+#: Tokenizer classes that mean "the tokenizer.json as it is" (transformers 5 saves the second name).
+GENERIC_TOKENIZERS = ("PreTrainedTokenizerFast", "TokenizersBackend")
+
+
 def load_tokenizer(path: str) -> Any:
     """The tokenizer a model directory was saved with.
 
@@ -84,9 +88,19 @@ def load_tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     cfg = Path(path) / "tokenizer_config.json"
-    if cfg.exists() and json.loads(cfg.read_text()).get("tokenizer_class") == "PreTrainedTokenizerFast":
+    if cfg.exists() and json.loads(cfg.read_text()).get("tokenizer_class") in GENERIC_TOKENIZERS:
         return PreTrainedTokenizerFast.from_pretrained(path)
     return AutoTokenizer.from_pretrained(path)
+
+
+def save_tokenizer(tokenizer: Any, out: Path) -> None:
+    """save_pretrained, keeping a generic fast tokenizer's class explicit (see `load_tokenizer`)."""
+    tokenizer.save_pretrained(out)
+    cfg = out / "tokenizer_config.json"
+    if cfg.exists() and type(tokenizer).__name__ in GENERIC_TOKENIZERS:
+        data = json.loads(cfg.read_text())
+        data["tokenizer_class"] = "PreTrainedTokenizerFast"
+        cfg.write_text(json.dumps(data, indent=2))
 
 
 def check_model_path(name: str) -> None:
@@ -323,7 +337,19 @@ class LMPolicy(Policy):
         out.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(out)
         if not self.is_lora:
-            self.tokenizer.save_pretrained(out)
+            save_tokenizer(self.tokenizer, out)
+        return out
+
+    def save_merged(self, out_dir: str | Path) -> Path:
+        """A full model (LoRA merged into the weights) + tokenizer: a new starting point, e.g. after SFT.
+
+        Merging consumes the adapter: use this policy no further after the call.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        model = self.model.merge_and_unload() if self.is_lora else self.model
+        model.save_pretrained(out)
+        save_tokenizer(self.tokenizer, out)
         return out
 
     def close(self) -> None:

@@ -13,7 +13,6 @@ explicitly: `AutoTokenizer` beside a Qwen2 config would otherwise build a differ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -94,6 +93,10 @@ def build_tiny_lm(
     """Train a tokenizer on `corpus`, random-init a Qwen2-style model, save both to `out_dir`."""
     from transformers import Qwen2ForCausalLM
 
+    from harnessrl.policies.lm import _quiet_transformers, save_tokenizer
+
+    _quiet_transformers()
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = train_tokenizer(corpus, vocab_size=vocab_size)
@@ -107,13 +110,8 @@ def build_tiny_lm(
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
     # Pin the tokenizer class: AutoTokenizer must not swap in a Qwen2Tokenizer built from the config.
-    cfg_path = out / "tokenizer_config.json"
-    cfg = json.loads(cfg_path.read_text())
-    cfg["tokenizer_class"] = "PreTrainedTokenizerFast"
-    cfg["chat_template"] = CHAT_TEMPLATE
-    cfg_path.write_text(json.dumps(cfg, indent=2))
+    save_tokenizer(tokenizer, out)
     return out
 
 

@@ -99,6 +99,7 @@ class AgentTrainConfig(Config):
         "tis", description="tis: advantages x min(pi_old/pi_behaviour, cap); ratio: clip against pi_behaviour.")
     tis_cap: float = Field(2.0, gt=0)
     backend: Literal["local", "ray"] = "local"
+    seals_dir: str | None = Field(None, description="Where seals live (default $HARNESSRL_SEALS or runs/seals).")
     seed: int = 0
     tensorboard: bool = False
     wandb: bool = False
@@ -134,7 +135,7 @@ class AgentTrainer:
         self.harnesses = harnesses or [self._harness(h) for h in cfg.harnesses]
         self.harness_index = {h.id: i for i, h in enumerate(self.harnesses)}
         self.tasks = tasks if tasks is not None else load_tasks(cfg.suite, cfg.tasks)
-        check_trainable(self.tasks, self.harnesses)
+        check_trainable(self.tasks, self.harnesses, cfg.seals_dir)
         _seed_all(_mix(cfg.seed, -1, 0))  # LoRA's random init must not depend on what ran before
         self.policy = policy or LMPolicy.from_config(cfg.policy)
         self._preflight_context()

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +43,14 @@ def load_tasks(suite: str, ids: list[str] | None = None) -> list[Any]:
     return tasks
 
 
-def check_trainable(tasks: list[Any], harnesses: list[Any]) -> None:
-    """Every harness drives every task's kind, and nothing sealed is trained on."""
+def check_trainable(tasks: list[Any], harnesses: list[Any], seals_dir: str | None = None) -> None:
+    """Every harness drives every task's kind, and nothing sealed is trained on (evaluate.seal)."""
+    from harnessrl.evaluate.seal import check_not_sealed
+
     if not tasks:
         raise ConfigError("no tasks to train on")
     for h in harnesses:
         bad = sorted({t.kind for t in tasks if not h.supports(t)})
         if bad:
             raise ConfigError(f"harness {h.id!r} ({h.spec.style}) cannot drive {bad} tasks; it drives {list(h.env_kinds)}")
-    try:
-        sealed = importlib.import_module("harnessrl.evaluate.sealed")
-    except ImportError:
-        return
-    check = getattr(sealed, "check_not_sealed", None)
-    if check is not None:
-        check([getattr(t, "task_id", getattr(t, "id", "")) for t in tasks], [h.id for h in harnesses])
+    check_not_sealed(tasks=tasks, harnesses=harnesses, directory=seals_dir)

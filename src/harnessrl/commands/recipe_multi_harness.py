@@ -1,0 +1,56 @@
+"""`harnessrl recipe multi-harness`: Within vs Cross grouping in multi-harness RL, sealed unseen harness.
+
+Registered on the recipe group by commands/recipe.py (one line); kept in its own file.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from harnessrl.commands.common import console, progress, user_errors
+
+
+def multi_harness(
+    scale: str = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU); paper: coding harnesses, GPU."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model path or cached id (default: build a tiny LM here)."),
+    lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="LoRA rank (0 = full fine-tuning)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML settings applied on the scale's defaults."),
+    overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set seeds=[0,1]."),
+    out: Path = typer.Option(Path("runs/multi-harness"), "--out", "-o", help="Model, runs, store, seal and report.html."),
+    resume: bool = typer.Option(False, "--resume", help="Reuse finished pieces in --out and continue unfinished runs."),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel RL runs (default 2 on CPU, 1 on GPU)."),
+) -> None:
+    """Tiny LM: SFT on one harness, RL over several with Within vs Cross groups, evaluation on a sealed unseen harness."""
+    from harnessrl.config import load_config
+    from harnessrl.recipes import multi_harness as recipe
+    from harnessrl.recipes.multi_harness_report import build_report
+
+    with user_errors():
+        sets = list(overrides)
+        sets += [f"{k}={v}" for k, v in (("model", model), ("lora_rank", lora_rank), ("workers", workers)) if v is not None]
+        cfg = load_config(recipe.MultiHarnessConfig, config, sets, base=recipe.preset(scale))
+        if cfg.scale == "paper" and not cfg.model:
+            raise typer.BadParameter("--scale paper needs --model (a real model on a GPU)")
+        if out.exists() and any(out.iterdir()) and not resume:
+            console.print(f"[yellow]{out} is not empty; pass --resume to continue it or choose another --out[/]")
+            raise typer.Exit(2)
+        console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
+                      f"{cfg.workers} worker(s) -> {out}")
+        t0 = time.perf_counter()
+        with progress() as bar:
+            tasks: dict[str, int] = {}
+
+            def tick(stage: str, i: int, n: int | None) -> None:
+                if stage not in tasks:
+                    tasks[stage] = bar.add_task(stage, total=n)
+                bar.update(tasks[stage], completed=i, total=n)
+
+            res = recipe.run(cfg, out, progress=tick)
+        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "harnessrl recipe multi-harness"
+        report = build_report(res, command)
+    console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")
