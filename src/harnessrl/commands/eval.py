@@ -49,15 +49,16 @@ def eval_command(
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
     from harnessrl.evaluate.run import plan_eval, run_eval
-    from harnessrl.policies.registry import PolicySpec
+    from harnessrl.policies.registry import PolicySpec, check_policy
     from harnessrl.records import RecordStore
 
     with user_errors():
         ks = sorted({int(x) for x in _split(k)} | {1})
         if max(ks) > seeds:
             raise fail(f"--k {max(ks)} needs at least that many episodes per cell; use --seeds {max(ks)} or more")
-        plan = plan_eval(suite, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
         spec = PolicySpec.parse(policy, _options(policy_option))
+        check_policy(spec)
+        plan = plan_eval(suite, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
         s = RecordStore(store or default_store())
         console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                       f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "

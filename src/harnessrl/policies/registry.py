@@ -51,6 +51,14 @@ def known_policies() -> list[str]:
     return sorted(set(POLICIES) | set(FACTORIES))
 
 
+def check_policy(spec: PolicySpec) -> None:
+    """Fail early (before workers start) on a policy name nobody registered."""
+    from harnessrl.policies.scripted import POLICIES
+
+    if spec.name not in POLICIES and spec.name not in FACTORIES:
+        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+
+
 def make_policy(spec: PolicySpec | str) -> Policy:
     """Build a policy from its spec; unknown names get an error listing the known ones."""
     if isinstance(spec, str):

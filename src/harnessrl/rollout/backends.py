@@ -30,7 +30,7 @@ from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.harness.base import Harness, HarnessSpec, make_harness
 from harnessrl.policies.base import Policy
-from harnessrl.policies.registry import PolicySpec, make_policy
+from harnessrl.policies.registry import PolicySpec, check_policy, make_policy
 from harnessrl.rollout.loop import RolloutItem, run_group
 
 BACKENDS = ("local", "ray")
@@ -86,6 +86,7 @@ def run_jobs(policy: PolicySpec, jobs: Sequence[Job], *, backend: str = "local",
         raise ConfigError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if workers < 1 or group_size < 1:
         raise ConfigError(f"workers ({workers}) and group_size ({group_size}) must be at least 1")
+    check_policy(policy)
     jobs = [Job(j.harness, j.task, j.seed, i) for i, j in enumerate(jobs)]
     parts = chunks(jobs, group_size)
     results: dict[int, Episode] = {}
@@ -113,20 +114,26 @@ def run_jobs(policy: PolicySpec, jobs: Sequence[Job], *, backend: str = "local",
 # Local process pool
 
 _WORKER: Worker | None = None
+_INIT_ERROR: BaseException | None = None
 
 
 def _pool_init(policy: PolicySpec) -> None:
-    global _WORKER
+    global _WORKER, _INIT_ERROR
     try:  # a worker is one core: never let torch spread over the others
         import torch
 
         torch.set_num_threads(1)
     except ImportError:
         pass
-    _WORKER = Worker(policy)
+    try:
+        _WORKER = Worker(policy)
+    except Exception as err:  # re-raised by the first job, so the driver sees the real error
+        _INIT_ERROR = err
 
 
 def _pool_run(chunk: list[Job], run_id: str) -> list[tuple[int, Episode]]:
+    if _INIT_ERROR is not None:
+        raise _INIT_ERROR
     assert _WORKER is not None
     return _WORKER.run(chunk, run_id)
 
@@ -152,11 +159,15 @@ def _run_pool(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: 
 
 
 def loopback_only() -> bool:
-    """True when this process's network namespace has no interface but loopback."""
+    """True when this process's network namespace has no interface but loopback.
+
+    Read from /proc/self/net/dev, which follows the process's namespace (/sys/class/net shows
+    the namespace sysfs was mounted in)."""
     try:
-        return {p.name for p in Path("/sys/class/net").iterdir()} <= {"lo"}
+        lines = Path("/proc/self/net/dev").read_text().splitlines()[2:]
     except OSError:
         return False
+    return {ln.split(":", 1)[0].strip() for ln in lines if ":" in ln} <= {"lo"}
 
 
 def _run_ray(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: str, address: str | None, collect) -> None:
