@@ -10,14 +10,17 @@
    the exact Poisson-binomial prediction from the replayed per-task success rates.
 3. Fresh re-evaluation: every skill on the accepted lineage on train and held-out test tasks,
    common fresh seeds. Per accepted edit, fresh gain = paired mean(child - parent) with a
-   bootstrap CI; an edit is `real` iff the CI's lower end is > 0, else `selection` (its
-   observed gain is not distinguishable from what identical candidates show);
+   bootstrap CI; an edit is `real` iff the CI's lower end is > 0, `harmful` iff its upper end
+   is < 0, else `selection` (its observed gain is not distinguishable from what identical
+   candidates show);
    selection share = clip(1 - fresh gain / observed gain, 0, 1).
 4. Read provenance: the bipartite turn-text graph (bipa_graph) of fresh episodes; an edit has
    provenance iff a section it added or modified is read by the child's turns, or a section
    it removed was read by the parent's.
-5. Cost: per accepted edit, change in skill characters, recorded input tokens and turns per
-   episode; and (final - seed) / number of accepted edits.
+5. Cost: per accepted edit, change in skill characters, skill characters read per episode
+   (skill length x turns: the skill is in every turn's context, so this counts for policies
+   without token counts too), recorded input tokens and turns per episode; and
+   (final - seed) / number of accepted edits.
 6. Principles: held-out acceptance, replay-controlled selection, cost accounting, read
    provenance — each `ok` or `violated` with the reason.
 """
@@ -181,8 +184,11 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
             "fresh_gain": g.value, "fresh_gain_lo": g.lo, "fresh_gain_hi": g.hi,
             "test_gain": tg.value if tg else float("nan"), "test_gain_lo": tg.lo if tg else float("nan"), "test_gain_hi": tg.hi if tg else float("nan"),
             "selection_share": float(np.clip(1 - g.value / ob, 0, 1)) if ob > 0 else float("nan"),
-            "verdict": "real" if g.lo > 0 else "selection",
+            "verdict": "real" if g.lo > 0 else ("harmful" if g.hi < 0 else "selection"),
             "d_skill_chars": len(chi.render()) - len(par.render()),
+            # the skill is in every turn's context: characters of skill read per episode
+            "d_skill_input_chars": len(chi.render()) * float(fresh_train.turns[chi.version].mean())
+            - len(par.render()) * float(fresh_train.turns[par.version].mean()),
             "d_tokens_in": fresh_train.delta("tokens_in", chi.version, par.version),
             "d_turns": fresh_train.delta("turns", chi.version, par.version),
             "sections_added": ",".join(diff["added"]), "sections_removed": ",".join(diff["removed"]),
@@ -203,6 +209,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
                         "test_mean": fresh_test.mean(v) if fresh_test else float("nan"),
                         "test_gain": te.value if te else float("nan"), "test_lo": te.lo if te else float("nan"), "test_hi": te.hi if te else float("nan"),
                         "skill_chars": len(skills[c].render()), "tokens_in": float(fresh_train.tokens_in[v].mean()),
+                        "skill_input_chars": len(skills[c].render()) * float(fresh_train.turns[v].mean()),
                         "turns": float(fresh_train.turns[v].mean())})
 
     decisions = [{"iteration": d["iteration"], "candidate": d["candidate_id"], "parent": d["parent_id"],
@@ -215,6 +222,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
         **integrity, "rule": acc.rule, "minibatch_size": acc.minibatch_size, "iterations": len(log.decisions),
         "accepted": n_acc, "accepted_real": sum(e["verdict"] == "real" for e in edits),
         "accepted_selection": sum(e["verdict"] == "selection" for e in edits),
+        "accepted_harmful": sum(e["verdict"] == "harmful" for e in edits),
         "false_accept_rate": float(null.mean()) if null.size else float("nan"), "false_accept_lo": fa_lo, "false_accept_hi": fa_hi,
         "false_accept_trials": int(null.size), "false_accept_predicted": float(np.average(predicted, weights=weights)) if predicted else float("nan"),
         "observed_train_gain": final["observed_train_gain"], "fresh_train_gain": final["fresh_train_gain"],
@@ -224,6 +232,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
         "seed_test_mean": first["test_mean"], "final_test_mean": final["test_mean"],
         "extra_skill_chars_per_edit": (final["skill_chars"] - first["skill_chars"]) / n_acc if n_acc else 0.0,
         "extra_tokens_in_per_edit": (final["tokens_in"] - first["tokens_in"]) / n_acc if n_acc else 0.0,
+        "extra_skill_input_chars_per_edit": (final["skill_input_chars"] - first["skill_input_chars"]) / n_acc if n_acc else 0.0,
         "extra_turns_per_edit": (final["turns"] - first["turns"]) / n_acc if n_acc else 0.0,
         "audit_episodes": len(ev.episodes), "audit_seed": seed,
     }
@@ -239,8 +248,9 @@ def verdict_text(s: dict[str, Any], edits: list[dict[str, Any]]) -> str:
     if s["accepted_selection"] == len(edits):
         return (f"All {len(edits)} accepted gains are selection noise: fresh paired re-evaluation shows no gain "
                 f"distinguishable from zero for any of them, and {fa}.")
-    return (f"{s['accepted_real']} of {len(edits)} accepted gains are real (fresh gain CI above zero) and "
-            f"{s['accepted_selection']} are selection noise; {fa}.")
+    harm = f", {s['accepted_harmful']} made the skill worse (fresh gain CI below zero)" if s["accepted_harmful"] else ""
+    return (f"{s['accepted_real']} of {len(edits)} accepted gains are real (fresh gain CI above zero), "
+            f"{s['accepted_selection']} are selection noise{harm}; {fa}.")
 
 
 def check_principles(acc: AcceptanceConfig, train: list[str], validation: list[str], s: dict[str, Any],
@@ -251,14 +261,14 @@ def check_principles(acc: AcceptanceConfig, train: list[str], validation: list[s
                 "why": ("decisions use validation tasks disjoint from the train tasks" if held else
                         f"rule {acc.rule!r} decides on " + ("train minibatches the candidates are tuned on" if acc.role == "minibatch"
                                                             else "validation tasks that overlap the train tasks"))})
-    sel = [e["candidate"] for e in edits if e["verdict"] == "selection"]
+    sel = [e["candidate"] for e in edits if e["verdict"] != "real"]
     flag = s["false_accept_lo"] > max_false_accept
     ok = not sel
     why = (f"accepted {', '.join(sel)} without a fresh gain above zero" if sel else "every accepted gain survives fresh paired re-evaluation")
     why += f"; the rule accepts identical candidates at {s['false_accept_rate']:.0%} [{s['false_accept_lo']:.0%}, {s['false_accept_hi']:.0%}]"
     why += " (above the allowed rate)" if flag else ""
     out.append({"principle": "replay-controlled selection", "status": "ok" if ok else "violated", "why": why})
-    costly = [e["candidate"] for e in edits if e["verdict"] != "real" and (e["d_skill_chars"] > 0 or e["d_turns"] > 0 or e["d_tokens_in"] > 0)]
+    costly = [e["candidate"] for e in edits if e["verdict"] != "real" and (e["d_skill_chars"] > 0 or e["d_skill_input_chars"] > 0 or e["d_turns"] > 0 or e["d_tokens_in"] > 0)]
     out.append({"principle": "cost accounting", "status": "violated" if costly else "ok",
                 "why": (f"{', '.join(costly)} added input or turns without a measured gain" if costly
                         else f"no accepted edit adds cost without a gain; {s['extra_skill_chars_per_edit']:+.0f} skill chars, "

@@ -93,7 +93,7 @@ def audit_report(res: AuditResult, *, files: dict[str, Path] | None = None, conf
     keys = ["rule", "minibatch_size", "iterations", "accepted", "accepted_real", "accepted_selection", "false_accept_rate",
             "false_accept_lo", "false_accept_hi", "false_accept_predicted", "false_accept_trials", "observed_train_gain",
             "fresh_train_gain", "fresh_train_lo", "fresh_train_hi", "test_gain", "test_lo", "test_hi",
-            "extra_skill_chars_per_edit", "extra_tokens_in_per_edit", "extra_turns_per_edit", "log_complete",
+            "extra_skill_chars_per_edit", "extra_skill_input_chars_per_edit", "extra_tokens_in_per_edit", "extra_turns_per_edit", "log_complete",
             "episodes_cited", "episodes_missing", "audit_episodes"]
     rep.table([{"quantity": k, "value": s[k]} for k in keys], caption="Summary")
     rep.section("Acceptance replay", "Each accepted decision's rule re-run on identical candidates (the parent against itself) "
@@ -106,11 +106,11 @@ def audit_report(res: AuditResult, *, files: dict[str, Path] | None = None, conf
         rep.figure(_gain_figure(res), "Gain per accepted edit", name="gains")
         rep.table(res.edits, caption="Accepted edits", columns=["candidate", "change", "observed_gain", "null_accept_rate",
                   "candidate_accept_rate", "fresh_gain", "fresh_gain_lo", "fresh_gain_hi", "test_gain", "selection_share",
-                  "verdict", "d_skill_chars", "d_turns", "d_tokens_in", "changed_sections_read", "provenance"])
+                  "verdict", "d_skill_chars", "d_skill_input_chars", "d_turns", "d_tokens_in", "changed_sections_read", "provenance"])
     rep.figure(_lineage_figure(res), "Accepted lineage: success and cost", name="lineage")
     rep.table(res.lineage, caption="Lineage vs the seed skill", columns=["candidate", "version", "observed_train_gain",
               "fresh_train_mean", "fresh_train_gain", "fresh_train_lo", "fresh_train_hi", "test_mean", "test_gain",
-              "test_lo", "test_hi", "skill_chars", "turns", "tokens_in"])
+              "test_lo", "test_hi", "skill_chars", "skill_input_chars", "turns", "tokens_in"])
     rep.section("What the turns read", "Bipartite turn-text graph: a turn reads a text that is in its context and that it "
                 "quotes (>= 8 words), references (section id / file path) or acts on (a code span in its executed tool call).")
     if res.sections:
