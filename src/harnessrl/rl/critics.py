@@ -47,6 +47,19 @@ def mlp(in_dim: int, hidden: Sequence[int], activation: str = "tanh") -> tuple[n
     return nn.Sequential(*layers), width
 
 
+def run_mlp(body: nn.Sequential, x: Tensor) -> Tensor:
+    """body(x) with Linear and Tanh applied as addmm/tanh calls (same arithmetic, no module dispatch:
+    for the small MLPs of classic RL the dispatch costs as much as the maths)."""
+    for m in body:
+        if isinstance(m, nn.Linear):
+            x = torch.addmm(m.bias, x, m.weight.t())
+        elif isinstance(m, nn.Tanh):
+            x = torch.tanh(x)
+        else:
+            x = m(x)
+    return x
+
+
 class Critic(nn.Module):
     """Base class: holds the number of contexts and validates indices."""
 
@@ -74,7 +87,8 @@ class Critic(nn.Module):
                     f"contexts (valid indices 0..{self.num_contexts - 1})"
                 )
 
-    def forward(self, features: Tensor, context: Tensor) -> Tensor:  # pragma: no cover - abstract
+    def forward(self, features: Tensor, context: Tensor, check: bool = True) -> Tensor:  # pragma: no cover - abstract
+        """Values (B,). check=False skips validating `context` (for a caller that validated it once)."""
         raise NotImplementedError
 
 
@@ -89,9 +103,10 @@ class SharedCritic(Critic):
         self.body, width = mlp(feature_dim, hidden, activation)
         self.head = layer_init(nn.Linear(width, 1), std=1.0)
 
-    def forward(self, features: Tensor, context: Tensor) -> Tensor:
-        self.check_context(features, context)
-        return self.head(self.body(features)).squeeze(-1)
+    def forward(self, features: Tensor, context: Tensor, check: bool = True) -> Tensor:
+        if check:
+            self.check_context(features, context)
+        return self.head(run_mlp(self.body, features)).squeeze(-1)
 
 
 @CRITICS.register("conditioned")
@@ -111,13 +126,14 @@ class ConditionedCritic(Critic):
         self.body, width = mlp(feature_dim + extra, hidden, activation)
         self.head = layer_init(nn.Linear(width, 1), std=1.0)
 
-    def forward(self, features: Tensor, context: Tensor) -> Tensor:
-        self.check_context(features, context)
+    def forward(self, features: Tensor, context: Tensor, check: bool = True) -> Tensor:
+        if check:
+            self.check_context(features, context)
         if self.embedding is not None:
             code = self.embedding(context)
         else:
             code = F.one_hot(context, self.num_contexts).to(features.dtype)
-        return self.head(self.body(torch.cat([features, code], dim=-1))).squeeze(-1)
+        return self.head(run_mlp(self.body, torch.cat([features, code], dim=-1))).squeeze(-1)
 
 
 @CRITICS.register("multihead")
@@ -131,9 +147,10 @@ class MultiHeadCritic(Critic):
         self.body, width = mlp(feature_dim, hidden, activation)
         self.heads = layer_init(nn.Linear(width, num_contexts), std=1.0)
 
-    def forward(self, features: Tensor, context: Tensor) -> Tensor:
-        self.check_context(features, context)
-        return self.heads(self.body(features)).gather(1, context[:, None]).squeeze(-1)
+    def forward(self, features: Tensor, context: Tensor, check: bool = True) -> Tensor:
+        if check:
+            self.check_context(features, context)
+        return self.heads(run_mlp(self.body, features)).gather(1, context[:, None]).squeeze(-1)
 
 
 def make_critic(name: str, feature_dim: int, num_contexts: int, **kwargs) -> Critic:

@@ -16,7 +16,7 @@ fractions low/high, approximate KL, ratio min/mean/max, entropy when logits are 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -35,10 +35,24 @@ TRL_LOSS_TYPES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dr_grpo"
 DEFAULT_ADVANTAGE = {"ppo": "gae", "grpo": "grpo", "rloo": "rloo", "gspo": "grpo", "gspo_token": "grpo"}
 
 
-@dataclass
 class LossOutput:
-    loss: Tensor  # scalar, differentiable
-    metrics: dict[str, Tensor] = field(default_factory=dict)  # detached scalars
+    """The scalar (differentiable) loss and its diagnostics (detached scalars).
+
+    Diagnostics are computed on first access to `metrics`, so a trainer that logs only some
+    minibatches pays for those alone.
+    """
+
+    __slots__ = ("loss", "_metrics")
+
+    def __init__(self, loss: Tensor, metrics: dict[str, Tensor] | Callable[[], dict[str, Tensor]] | None = None):
+        self.loss = loss
+        self._metrics = {} if metrics is None else metrics
+
+    @property
+    def metrics(self) -> dict[str, Tensor]:
+        if callable(self._metrics):
+            self._metrics = self._metrics()
+        return self._metrics
 
 
 # ----------------------------------------------------------------------------------------
@@ -266,14 +280,17 @@ def ppo_loss(
     log_ratio = log_prob - old_log_prob
     # log-ratio clamped above at 20 against overflow; below -20 the ratio is ~0 either way (verl clamps both).
     loss, ratio, low, high, dual = _clipped(log_ratio, adv, clip_low, clip_high, dual_clip)
-    live = _Live.of(mask, log_prob)
-    metrics = _ratio_metrics(ratio, live, ratio, log_ratio.detach().clamp(max=20.0), live, logits)
-    with torch.no_grad():
-        metrics["clipfrac_low"] = live.fraction(low)
-        metrics["clipfrac_high"] = live.fraction(high)
-        metrics["clipfrac"] = metrics["clipfrac_low"] + metrics["clipfrac_high"]
-        if dual is not None:
-            metrics["clipfrac_dual"] = live.fraction(dual)
+
+    def metrics() -> dict[str, Tensor]:
+        live = _Live.of(mask, log_prob)
+        m = _ratio_metrics(ratio, live, ratio, log_ratio.detach().clamp(max=20.0), live, logits)
+        with torch.no_grad():
+            m["clipfrac_low"], m["clipfrac_high"] = live.fraction(low), live.fraction(high)
+            m["clipfrac"] = m["clipfrac_low"] + m["clipfrac_high"]
+            if dual is not None:
+                m["clipfrac_dual"] = live.fraction(dual)
+        return m
+
     return LossOutput(aggregate(loss, mask, agg, norm), metrics)
 
 
@@ -337,11 +354,15 @@ def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, no
         seq_loss, _, low, high, _ = _clipped(log_s, adv, clip_low, clip_high, None, 10.0)
         out = _aggregate_sequences(seq_loss, lengths, agg, T, norm)  # every token carries its sequence's loss
         clip_live = seq_live
-    with torch.no_grad():
-        diff = diff.detach()
-        metrics = _ratio_metrics(torch.exp(log_s), seq_live, torch.exp(diff), diff, token_live, logits)
-        metrics["clipfrac_low"], metrics["clipfrac_high"] = clip_live.fraction(low), clip_live.fraction(high)
-        metrics["clipfrac"] = metrics["clipfrac_low"] + metrics["clipfrac_high"]
+
+    def metrics() -> dict[str, Tensor]:
+        with torch.no_grad():
+            d = diff.detach()
+            m = _ratio_metrics(torch.exp(log_s.detach()), seq_live, torch.exp(d), d, token_live, logits)
+            m["clipfrac_low"], m["clipfrac_high"] = clip_live.fraction(low), clip_live.fraction(high)
+            m["clipfrac"] = m["clipfrac_low"] + m["clipfrac_high"]
+        return m
+
     return LossOutput(out, metrics)
 
 
@@ -394,11 +415,31 @@ def value_loss(values: Tensor, old_values: Tensor, returns: Tensor, mask: Tensor
         values, old_values, returns = values[:, None], old_values[:, None], returns[:, None]
         mask = None if mask is None else mask[:, None]
     mask = check_mask(mask, values)
-    err = (values - returns).square()
     if clip is None:
-        return LossOutput(0.5 * aggregate(err, mask, agg, norm), {})
-    clipped = old_values + (values - old_values).clamp(-clip, clip)
-    err_clipped = (clipped - returns).square()
-    loss = 0.5 * aggregate(torch.maximum(err, err_clipped), mask, agg, norm)
-    frac = masked_mean((err_clipped > err).to(values.dtype), mask).detach()
-    return LossOutput(loss, {"vf_clipfrac": frac})
+        return LossOutput(0.5 * aggregate((values - returns).square(), mask, agg, norm), {})
+    loss, use_clipped = _ClippedValueLoss.apply(values, old_values, returns, clip)
+    return LossOutput(aggregate(loss, mask, agg, norm), lambda: {"vf_clipfrac": masked_mean(use_clipped.to(values.dtype), mask)})
+
+
+class _ClippedValueLoss(torch.autograd.Function):
+    """0.5 max((V - R)^2, (V_clip - R)^2) per element, V_clip = V_old + clip(V - V_old, -c, c).
+
+    The gradient is (V - R) where the unclipped error is kept, (V_clip - R) where the clipped one
+    is and V is inside the clip range, 0 otherwise: saved in the forward pass, one multiply in
+    the backward pass (instead of autograd through sub, clamp, square and maximum)."""
+
+    @staticmethod
+    def forward(ctx, values, old_values, returns, clip):
+        diff = values - returns
+        delta = values - old_values
+        diff_clipped = old_values + delta.clamp(-clip, clip) - returns
+        use_clipped = diff_clipped.square() > diff.square()
+        kept = torch.where(use_clipped, diff_clipped, diff)
+        ctx.save_for_backward(torch.where(use_clipped & (delta.abs() >= clip), torch.zeros_like(kept), kept))
+        ctx.mark_non_differentiable(use_clipped)
+        return 0.5 * kept.square(), use_clipped
+
+    @staticmethod
+    def backward(ctx, grad_loss, _):
+        (coef,) = ctx.saved_tensors
+        return grad_loss * coef, None, None, None

@@ -1,0 +1,320 @@
+"""PPO on a multi-context vector env, with a shared, conditioned or multihead critic.
+
+Reads top to bottom in the order the algorithm runs (cleanrl's ppo.py is the model):
+collect `num_steps` steps from every sub-environment, compute old log-probs and values in
+one batched pass, GAE with time-limit bootstrapping (rl.advantages.gae), then `update_epochs`
+passes of minibatch PPO-clip + clipped value loss + entropy bonus (rl.losses).
+
+Lean by design, because PPO on small envs is all framework overhead: rollout storage is
+preallocated numpy/torch arrays shaped (steps, envs); the per-step work is one actor forward
+and a sample under no_grad; values and old log-probs are computed for the whole rollout at
+once afterwards (the policy does not change during a rollout); one torch thread.
+
+Determinism: every random draw comes from the seeded torch generator, the env seeds or the
+seeded parameter init, so a run is bit-identical on one machine for a given seed. With a
+`run_dir`, a checkpoint (weights, optimizer, generator, env and normaliser state, history) is
+written atomically every `checkpoint_every` updates; `resume=True` continues from it to the
+same bits as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from pydantic import Field, model_validator
+
+from harnessrl.config import Config
+from harnessrl.envs.normalize import ObsNormalizer, RewardNormalizer
+from harnessrl.rl.advantages import gae
+from harnessrl.rl.losses import ppo_loss, value_loss
+from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
+from harnessrl.train.ppo_agent import ActorCritic
+
+
+class PPOConfig(Config):
+    """PPO settings; names follow cleanrl's ppo.py."""
+
+    total_steps: int = Field(50_000, ge=1, description="environment steps over all sub-environments")
+    num_steps: int = Field(128, ge=1, description="rollout length per sub-environment")
+    update_epochs: int = Field(4, ge=1)
+    num_minibatches: int = Field(4, ge=1)
+    learning_rate: float = Field(2.5e-4, gt=0)
+    anneal_lr: bool = True
+    gamma: float = Field(0.99, ge=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    clip_coef: float = Field(0.2, gt=0)
+    clip_vloss: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    norm_adv: bool = True
+    target_kl: float | None = None
+    bootstrap_truncation: bool = True  # time-limit truncation bootstraps from V(final obs) (SB3); cleanrl does not
+    num_contexts: int | None = Field(None, ge=1, description="expected number of env contexts; None = the env's")
+    critic: Literal["shared", "conditioned", "multihead"] = "shared"
+    critic_conditioning: Literal["onehot", "embedding"] = "onehot"
+    network: Literal["mlp", "impala"] = "mlp"
+    hidden: tuple[int, ...] = (64, 64)
+    obs_norm: Literal["none", "pooled", "context"] = "none"
+    reward_norm: Literal["none", "pooled", "context"] = "none"
+    seed: int = 0
+    torch_threads: int = Field(1, ge=1)
+    checkpoint_every: int = Field(0, ge=0, description="updates between checkpoints (0 = only at the end when run_dir is set)")
+
+    @model_validator(mode="after")
+    def _minibatches_fit(self) -> "PPOConfig":
+        if self.num_minibatches > self.num_steps:
+            raise ValueError(f"num_minibatches={self.num_minibatches} exceeds num_steps={self.num_steps}")
+        return self
+
+
+@dataclass
+class PPOResult:
+    agent: ActorCritic
+    history: list[dict[str, float]]  # one row per update
+    episodes: list[tuple[int, int, int, float, int, int]]  # env, context, level, return, length, global_step
+    global_step: int
+    wall_time: float
+    obs_norm: ObsNormalizer
+    rew_norm: RewardNormalizer
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def policy_fn(self, seed: int = 0, deterministic: bool = False) -> Callable[[np.ndarray], np.ndarray]:
+        """obs (N, *obs) as the env returns them -> actions, through the training-time obs normaliser."""
+        gen = torch.Generator().manual_seed(seed)
+        space = self.extra["action_space"]
+
+        def act(obs: np.ndarray, context: np.ndarray | None = None) -> np.ndarray:
+            ctx = np.zeros(len(obs), dtype=np.int64) if context is None else context
+            x = torch.from_numpy(self.obs_norm(obs, ctx, update=False))
+            a = self.agent.act(x, gen, deterministic).numpy()
+            return a if self.agent.discrete else np.clip(a, space.low, space.high)
+        return act
+
+    def value_fn(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """(obs (B, *obs), context (B,)) -> critic values in the env's reward units (reward
+        normalisation undone with the final running std of each context)."""
+        def value(obs: np.ndarray, context: np.ndarray) -> np.ndarray:
+            x = torch.from_numpy(self.obs_norm(obs, context, update=False))
+            v = self.agent.predict_value(x, torch.from_numpy(np.asarray(context, dtype=np.int64))).numpy()
+            return v * self.rew_norm.scale(context)
+        return value
+
+
+def _check_env(env: Any, cfg: PPOConfig) -> None:
+    for attr in ("context", "num_contexts", "context_names", "pop_episodes", "get_state", "set_state"):
+        if not hasattr(env, attr):
+            raise TypeError(f"PPO needs a multi-context vector env (harnessrl.envs.multicontext); {type(env).__name__} "
+                            f"has no {attr!r}")
+    ctx = np.asarray(env.context)
+    if len(ctx) != env.num_envs or ctx.min() < 0 or ctx.max() >= env.num_contexts:
+        raise ValueError(f"env.context must hold {env.num_envs} ids in 0..{env.num_contexts - 1}; got {ctx.tolist()}")
+    if cfg.num_contexts is not None and cfg.num_contexts != env.num_contexts:
+        raise ValueError(f"num_contexts={cfg.num_contexts} but the env has {env.num_contexts} contexts "
+                         f"({', '.join(env.context_names)}); fix num_contexts or the env's context list")
+
+
+def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, resume: bool = False,
+              on_update: Callable[[int, int, dict[str, float]], None] | None = None) -> PPOResult:
+    """Train PPO on `env` (a MultiContextVectorEnv or compatible); returns the agent and its history."""
+    _check_env(env, cfg)
+    torch.set_num_threads(cfg.torch_threads)
+    N, T = env.num_envs, cfg.num_steps
+    batch_size = N * T
+    minibatch_size = batch_size // cfg.num_minibatches
+    num_updates = max(1, cfg.total_steps // batch_size)
+
+    # -- agent, optimiser, storage --------------------------------------------------------
+    torch.manual_seed(cfg.seed)
+    generator = torch.Generator().manual_seed(cfg.seed)
+    obs_space, act_space = env.single_observation_space, env.single_action_space
+    agent = ActorCritic(obs_space, act_space, env.num_contexts, critic=cfg.critic, network=cfg.network, hidden=cfg.hidden,
+                        critic_kwargs={"conditioning": cfg.critic_conditioning} if cfg.critic == "conditioned" else None)
+    # fused: one kernel per parameter group instead of ~10 ops per parameter (CPU support since torch 2.4)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5, fused=True)
+    obs_dtype = np.uint8 if cfg.network == "impala" else np.float32
+    obs_buf = np.zeros((T, N, *obs_space.shape), dtype=obs_dtype)
+    act_buf = np.zeros((T, N) if agent.discrete else (T, N, *act_space.shape), dtype=np.int64 if agent.discrete else np.float32)
+    rew_buf = np.zeros((T, N), dtype=np.float32)
+    term_buf = np.zeros((T, N), dtype=bool)
+    trunc_buf = np.zeros((T, N), dtype=bool)
+    final_obs: list[tuple[int, np.ndarray, np.ndarray]] = []  # (step, env ids, their final obs) at truncations
+    context = torch.from_numpy(np.asarray(env.context, dtype=np.int64))
+    b_context = context.repeat(T)
+    obs_norm = ObsNormalizer(cfg.obs_norm, env.num_contexts, obs_space.shape)
+    rew_norm = RewardNormalizer(cfg.reward_norm, env.num_contexts, N, cfg.gamma)
+    low, high = (None, None) if agent.discrete else (act_space.low, act_space.high)
+
+    # -- start fresh or resume --------------------------------------------------------------
+    history: list[dict[str, float]] = []
+    episodes: list[tuple[int, int, int, float, int, int]] = []
+    start_update, global_step, elapsed = 0, 0, 0.0
+    state = load_checkpoint(run_dir) if (resume and run_dir is not None) else None
+    if state is not None:
+        if state["context_names"] != list(env.context_names):
+            raise ValueError(f"{run_dir}: the checkpoint was trained on contexts {state['context_names']}, the env has "
+                             f"{list(env.context_names)}; resume with the same env or use a new run directory")
+        if state["config"] != cfg.model_dump():
+            diff = sorted(k for k, v in cfg.model_dump().items() if state["config"].get(k) != v)
+            raise ValueError(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
+                             "resume with the same settings or use a new run directory")
+        agent.load_state_dict(state["agent"])
+        optimizer.load_state_dict(state["optimizer"])
+        generator.set_state(state["generator"])
+        env.set_state(state["env"])
+        obs_norm.load_state_dict(state["obs_norm"])
+        rew_norm.load_state_dict(state["rew_norm"])
+        next_obs = state["next_obs"]
+        history, episodes = state["history"], state["episodes"]
+        start_update, global_step, elapsed = state["update"], state["global_step"], state["elapsed"]
+    else:
+        raw, _ = env.reset(seed=cfg.seed)
+        next_obs = obs_norm(raw, env.context)
+
+    t_start = time.perf_counter() - elapsed
+    timings = {"rollout": 0.0, "update": 0.0}  # seconds this process spent (not restored on resume)
+    for update in range(start_update, num_updates):
+        if cfg.anneal_lr:
+            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - update / num_updates)
+
+        # -- rollout: one actor forward and one sample per step ---------------------------------
+        t_rollout = time.perf_counter()
+        final_obs.clear()
+        with torch.no_grad():
+            for step in range(T):
+                obs_buf[step] = next_obs
+                out = agent.policy_out(agent.features(torch.from_numpy(obs_buf[step])))
+                action = agent.sample(out, generator).numpy()
+                act_buf[step] = action
+                env_action = action if low is None else np.clip(action, low, high)
+                raw, reward, term, trunc, info = env.step(env_action)
+                rew_buf[step] = rew_norm(reward, env.context, term | trunc)
+                term_buf[step], trunc_buf[step] = term, trunc
+                if cfg.bootstrap_truncation and trunc.any():
+                    ids = np.flatnonzero(trunc & ~term)
+                    if len(ids):
+                        final_obs.append((step, ids, obs_norm(info["final_obs"][ids], env.context[ids], update=False)))
+                next_obs = obs_norm(raw, env.context)
+        global_step += batch_size
+        first_new = len(episodes)
+        for e in env.pop_episodes():
+            episodes.append((*e, global_step))
+
+        # -- old log-probs, values, bootstrap values: one batched forward -----------------------
+        b_obs = torch.from_numpy(obs_buf).reshape(batch_size, *obs_space.shape)
+        b_actions = torch.from_numpy(act_buf).reshape(batch_size, *act_buf.shape[2:])
+        with torch.no_grad():
+            feats = agent.features(b_obs)
+            b_logprobs, _ = agent.log_prob_entropy(agent.policy_out(feats), b_actions)
+            values = agent.value(feats, b_context).reshape(T, N)  # validates the context ids once per rollout
+            last_values = agent.value(agent.features(torch.from_numpy(next_obs)), context)
+            final_values = torch.zeros(T, N)
+            if final_obs:
+                steps = np.concatenate([np.full(len(ids), s) for s, ids, _ in final_obs])
+                ids = np.concatenate([ids for _, ids, _ in final_obs])
+                fobs = torch.from_numpy(np.concatenate([o for _, _, o in final_obs]))
+                final_values[steps, ids] = agent.value(agent.features(fobs), context[ids])
+            # GAE along time: the (T, N) buffers are viewed as (N, T)
+            rewards, term, trunc = torch.from_numpy(rew_buf), torch.from_numpy(term_buf), torch.from_numpy(trunc_buf)
+            if not cfg.bootstrap_truncation:  # cleanrl: a truncation ends the episode like a termination
+                term, trunc = term | trunc, torch.zeros_like(trunc)
+            adv, ret = gae(rewards.T, values.T, gamma=cfg.gamma, lam=cfg.gae_lambda, terminated=term.T, truncated=trunc.T,
+                           final_values=final_values.T, last_values=last_values)
+            b_adv, b_ret, b_values = adv.T.reshape(-1), ret.T.reshape(-1), values.reshape(-1)
+
+        # -- PPO update ---------------------------------------------------------------------
+        t_update = time.perf_counter()
+        stats = _Stats()
+        for _epoch in range(cfg.update_epochs):
+            perm = torch.randperm(batch_size, generator=generator)
+            for start in range(0, batch_size - minibatch_size + 1, minibatch_size):
+                mb = perm[start:start + minibatch_size]
+                feats = agent.features(b_obs[mb])
+                newlogprob, entropy = agent.log_prob_entropy(agent.policy_out(feats), b_actions[mb])
+                newvalue = agent.value(feats, b_context[mb], check=False)
+                mb_adv = b_adv[mb]
+                if cfg.norm_adv:
+                    std, mean = torch.std_mean(mb_adv)
+                    mb_adv = (mb_adv - mean) / (std + 1e-8)
+                pg = ppo_loss(newlogprob[:, None], b_logprobs[mb, None], mb_adv, clip_low=cfg.clip_coef)
+                vl = value_loss(newvalue, b_values[mb], b_ret[mb], clip=cfg.clip_coef if cfg.clip_vloss else None)
+                ent = entropy.mean()
+                loss = pg.loss - cfg.ent_coef * ent + cfg.vf_coef * vl.loss
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+            # diagnostics of the epoch's last minibatch (as cleanrl logs them); computing them is lazy
+            stats.add(pg.loss, vl.loss, ent, pg.metrics["approx_kl"], pg.metrics["clipfrac"])
+            if cfg.target_kl is not None and stats.last_kl > cfg.target_kl:
+                break
+
+        # -- log, checkpoint ----------------------------------------------------------------------
+        t_done = time.perf_counter()
+        timings["rollout"] += t_update - t_rollout
+        timings["update"] += t_done - t_update
+        row = stats.row(update, global_step, optimizer.param_groups[0]["lr"])
+        row.update(_value_stats(b_values, b_ret, b_context, env.num_contexts))
+        row.update(_episode_stats(episodes[first_new:], env.num_contexts))
+        history.append(row)
+        elapsed = time.perf_counter() - t_start
+        if on_update is not None:
+            on_update(update + 1, num_updates, {**row, "sps": global_step / max(elapsed, 1e-9)})
+        last = update + 1 == num_updates
+        if run_dir is not None and ((cfg.checkpoint_every and (update + 1) % cfg.checkpoint_every == 0) or last):
+            save_checkpoint(run_dir, {
+                "config": cfg.model_dump(), "context_names": list(env.context_names), "update": update + 1,
+                "global_step": global_step, "elapsed": elapsed,
+                "agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "generator": generator.get_state(),
+                "env": env.get_state(), "obs_norm": obs_norm.state_dict(), "rew_norm": rew_norm.state_dict(),
+                "next_obs": next_obs, "history": history, "episodes": episodes,
+            })
+    wall = time.perf_counter() - t_start
+    return PPOResult(agent, history, episodes, global_step, wall, obs_norm, rew_norm,
+                     extra={"context_names": list(env.context_names), "timings": timings, "action_space": act_space})
+
+
+class _Stats:
+    """Per-update loss statistics, accumulated as tensors and read once (no per-minibatch .item())."""
+
+    def __init__(self) -> None:
+        self.sums: list[torch.Tensor] = []
+
+    def add(self, *values: torch.Tensor) -> None:
+        self.sums.append(torch.stack([v.detach().float() for v in values]))
+
+    @property
+    def last_kl(self) -> float:
+        return float(self.sums[-1][3])
+
+    def row(self, update: int, global_step: int, lr: float) -> dict[str, float]:
+        m = torch.stack(self.sums).mean(0).tolist()
+        return {"update": update + 1, "global_step": global_step, "lr": lr, "policy_loss": m[0], "value_loss": m[1],
+                "entropy": m[2], "approx_kl": m[3], "clipfrac": m[4]}
+
+
+def _value_stats(values: torch.Tensor, returns: torch.Tensor, context: torch.Tensor, K: int) -> dict[str, float]:
+    """Explained variance and per-context mean squared error of V against the GAE returns of this rollout."""
+    var = returns.var()
+    out = {"explained_variance": float(1 - (returns - values).var() / var) if var > 0 else float("nan")}
+    err = torch.zeros(K).index_add_(0, context, (values - returns).square())
+    count = torch.zeros(K).index_add_(0, context, torch.ones_like(values))
+    for k, e in enumerate((err / count.clamp(min=1)).tolist()):
+        out[f"value_mse/{k}"] = e
+    return out
+
+
+def _episode_stats(new: list, K: int) -> dict[str, float]:
+    """Mean return per context of the episodes that finished in this rollout."""
+    out: dict[str, float] = {}
+    for k in range(K):
+        rs = [e[3] for e in new if e[1] == k]
+        out[f"return/{k}"] = float(np.mean(rs)) if rs else float("nan")
+    out["return"] = float(np.mean([e[3] for e in new])) if new else float("nan")
+    return out

@@ -1,0 +1,146 @@
+"""The PPO actor-critic: a policy head plus one of the RL core's critics (shared, conditioned, multihead).
+
+network="mlp":    separate tanh MLPs for actor and critic on the flat observation (cleanrl ppo.py).
+network="impala": a shared IMPALA CNN trunk (Espeholt et al. 2018, as in cleanrl's procgen
+                  script) whose 256 features feed a linear policy head and the critic.
+
+Discrete actions use a categorical policy; Box actions a diagonal Gaussian with a
+state-independent log-std (cleanrl ppo_continuous_action.py). All shapes: B = batch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from harnessrl.rl.critics import layer_init, make_critic, mlp
+
+LOG_2PI = math.log(2 * math.pi)
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv0 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.conv1(F.relu(self.conv0(F.relu(x))))
+
+
+class ImpalaCNN(nn.Module):
+    """(B, C, H, W) uint8 images -> (B, 256) features: 3 conv stacks (16, 32, 32) with 2 residual blocks each."""
+
+    def __init__(self, obs_shape: Sequence[int], channels: Sequence[int] = (16, 32, 32), out_dim: int = 256):
+        super().__init__()
+        c, h, w = obs_shape
+        stacks: list[nn.Module] = []
+        for out in channels:
+            stacks += [nn.Conv2d(c, out, 3, padding=1), nn.MaxPool2d(3, stride=2, padding=1),
+                       ResidualBlock(out), ResidualBlock(out)]
+            c, h, w = out, (h + 1) // 2, (w + 1) // 2
+        self.stacks = nn.Sequential(*stacks)
+        self.fc = layer_init(nn.Linear(c * h * w, out_dim))
+        self.out_dim = out_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = self.stacks(x.float() / 255.0)
+        return F.relu(self.fc(F.relu(x).flatten(1)))
+
+
+class ActorCritic(nn.Module):
+    """Policy + critic for one observation/action space and num_contexts contexts."""
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.Space, num_contexts: int, *, critic: str = "shared",
+                 network: str = "mlp", hidden: Sequence[int] = (64, 64), critic_kwargs: dict | None = None):
+        super().__init__()
+        if not isinstance(observation_space, gym.spaces.Box):
+            raise ValueError(f"PPO needs a Box observation space; got {observation_space}")
+        self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        if not self.discrete and not isinstance(action_space, gym.spaces.Box):
+            raise ValueError(f"PPO supports Discrete and Box action spaces; got {action_space}")
+        n_out = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
+        obs_shape = tuple(observation_space.shape)
+        if network == "mlp":
+            feature_dim = int(np.prod(obs_shape))
+            self.trunk: nn.Module = nn.Flatten() if len(obs_shape) > 1 else nn.Identity()
+            self.actor_body, width = mlp(feature_dim, hidden)
+            critic_hidden: Sequence[int] = hidden
+        elif network == "impala":
+            if len(obs_shape) != 3:
+                raise ValueError(f"network=impala needs (C, H, W) image observations; got shape {obs_shape}")
+            self.trunk = ImpalaCNN(obs_shape)
+            feature_dim = width = self.trunk.out_dim
+            self.actor_body, critic_hidden = nn.Identity(), ()
+        else:
+            raise ValueError(f"unknown network {network!r}; choose mlp or impala")
+        self.actor_head = layer_init(nn.Linear(width, n_out), std=0.01)
+        self.log_std = None if self.discrete else nn.Parameter(torch.zeros(n_out))
+        self.critic = make_critic(critic, feature_dim, num_contexts, hidden=critic_hidden, **(critic_kwargs or {}))
+        self.num_contexts = num_contexts
+        fast_ok = network == "mlp" and len(obs_shape) == 1 and all(isinstance(m, (nn.Linear, nn.Tanh)) for m in self.actor_body)
+        self._fast = [(m.weight, m.bias) for m in self.actor_body if isinstance(m, nn.Linear)] if fast_ok else None
+
+    # -- the pieces the trainer calls ------------------------------------------------------
+
+    def features(self, obs: Tensor) -> Tensor:
+        return self.trunk(obs)
+
+    def policy_out(self, feats: Tensor) -> Tensor:
+        """Logits (B, n_actions) or Gaussian means (B, action_dim).
+
+        For the tanh MLP it calls addmm/tanh on the weights directly (the same arithmetic as the
+        Linear modules): module dispatch is a large share of a small network's cost."""
+        if self._fast is None:
+            return self.actor_head(self.actor_body(feats))
+        x = feats
+        for w, b in self._fast:
+            x = torch.tanh(torch.addmm(b, x, w.t()))
+        return torch.addmm(self.actor_head.bias, x, self.actor_head.weight.t())
+
+    def value(self, feats: Tensor, context: Tensor, check: bool = True) -> Tensor:
+        return self.critic(feats, context, check)
+
+    def sample(self, out: Tensor, generator: torch.Generator) -> Tensor:
+        """Draw actions from the policy output with the trainer's generator (reproducible).
+
+        Categorical by Gumbel-max, argmax(logits - log E) with E ~ Exp(1): exact, and cheaper
+        than torch.multinomial for a few rows."""
+        if self.discrete:
+            return (out - torch.empty_like(out).exponential_(generator=generator).log()).argmax(-1)
+        noise = torch.randn(out.shape, generator=generator, dtype=out.dtype)
+        return out + self.log_std.exp() * noise
+
+    def mode(self, out: Tensor) -> Tensor:
+        """The most likely action (deterministic evaluation)."""
+        return out.argmax(-1) if self.discrete else out
+
+    def log_prob_entropy(self, out: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:
+        """Log-probability of `actions` (B,) or (B, A) and the policy entropy, both (B,)."""
+        if self.discrete:
+            logp = torch.log_softmax(out, -1)
+            return logp.gather(1, actions[:, None]).squeeze(1), -(logp.exp() * logp).sum(-1)
+        log_std = self.log_std.expand_as(out)
+        z = (actions - out) / log_std.exp()
+        logp = (-0.5 * z.square() - log_std - 0.5 * LOG_2PI).sum(-1)
+        entropy = (0.5 + 0.5 * LOG_2PI + log_std).sum(-1)
+        return logp, entropy
+
+    @torch.no_grad()
+    def act(self, obs: Tensor, generator: torch.Generator | None = None, deterministic: bool = False) -> Tensor:
+        """Actions for a batch of observations: sampled (with `generator`) or the mode."""
+        out = self.policy_out(self.features(obs))
+        if deterministic:
+            return self.mode(out)
+        return self.sample(out, generator if generator is not None else torch.Generator().manual_seed(0))
+
+    @torch.no_grad()
+    def predict_value(self, obs: Tensor, context: Tensor) -> Tensor:
+        """Critic values (B,) for observations and their context ids (evaluation helper)."""
+        return self.value(self.features(obs), context)
