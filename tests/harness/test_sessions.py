@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.harness.agent_fixtures import CALC, dedent, make_suite, session
+from tests.harness.agent_fixtures import CALC, make_suite, session
 
 FIXED = CALC.replace("a - b", "a + b")
 pytestmark = pytest.mark.sandbox

@@ -21,7 +21,7 @@ import shlex
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown, cap_middle
-from harnessrl.harness._swe_tools import Tools, WindowState, render_window
+from harnessrl.harness._swe_tools import Tools, WindowState
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
 
 FENCED = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)

@@ -155,9 +155,9 @@ class TerminusSession(CodeSession):
         self.pending_completion = complete
         obs = output
         if complete:
-            obs = (f"Current terminal state:\n{output}\n\n" + self.opt("confirm_message",
-                   'Are you sure the task is complete? Your work will be graded and you cannot change it '
-                   'afterwards. If so, send "task_complete": true again.'))
+            confirm = self.opt("confirm_message", 'Are you sure the task is complete? Your work will be graded and '
+                               'you cannot change it afterwards. If so, send "task_complete": true again.')
+            obs = f"Current terminal state:\n{output}\n\n{confirm}"
         return self.end_turn(text, obs, tool_calls=calls, tool_result=output)
 
     def finish(self) -> Verdict:
