@@ -100,8 +100,9 @@ def audit_report(res: AuditResult, *, files: dict[str, Path] | None = None, conf
                 "and on the real pair, with independent evaluations. Identical candidates accepted = false accepts.")
     if res.replays:
         rep.figure(_replay_figure(res), "Acceptance rate in replays: identical candidate vs accepted candidate", name="replay")
-    rep.section("Train gain vs test gain", "Observed gain (the optimizer's minibatch), fresh paired re-evaluation on the "
-                "train tasks, and the held-out test tasks; 95% bootstrap CIs over (task, seed) pairs.")
+    rep.section("Train gain vs test gain", "Observed gain (the optimizer's minibatch, per task), fresh paired re-evaluation on "
+                "the train tasks, and the held-out test tasks; 95% bootstrap CIs over (task, seed) pairs. The lineage's "
+                "`observed_train_gain` sums the accepted minibatch gains: what chaining the optimizer's own evidence claims.")
     if res.edits:
         rep.figure(_gain_figure(res), "Gain per accepted edit", name="gains")
         rep.table(res.edits, caption="Accepted edits", columns=["candidate", "change", "observed_gain", "null_accept_rate",
