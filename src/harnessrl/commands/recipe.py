@@ -84,3 +84,7 @@ def bipa(
 from harnessrl.commands.recipe_conditioned_critic import conditioned_critic  # noqa: E402  (one file per recipe)
 
 app.command("conditioned-critic")(conditioned_critic)
+
+from harnessrl.commands.recipe_reward_tilt import reward_tilt  # noqa: E402
+
+app.command("reward-tilt")(reward_tilt)
