@@ -101,6 +101,8 @@ class PlanPolicy(Policy):
     """Follows a fixed plan per episode (built once, on the first turn), one turn at a time."""
 
     policy_id = "plan"
+    #: follow a kind's reactive planner (MiniWoB pages) instead of `plan`: only oracles do
+    uses_planner = False
 
     def __init__(self) -> None:
         self._scratch: dict[str, dict[str, str]] = {}
@@ -114,7 +116,7 @@ class PlanPolicy(Policy):
         return self._scratch[task.id]
 
     def turn_text(self, state: AgentState) -> str:
-        planner = _planner(getattr(state.task, "kind", ""))
+        planner = _planner(getattr(state.task, "kind", "")) if self.uses_planner else None
         if planner is not None:  # reactive: re-plan from the live state every turn
             return render_next(state, planner(state))[0]
         if "plan" not in state.cache:
@@ -132,6 +134,7 @@ class Oracle(PlanPolicy):
     """Replays the reference solution through the harness."""
 
     policy_id = "oracle"
+    uses_planner = True
 
     def plan(self, state: AgentState) -> list[Intent]:
         shell = "shell" in getattr(state.harness, "capabilities", {"shell"})
@@ -153,8 +156,8 @@ class Explore(PlanPolicy):
     policy_id = "explore"
 
     def plan(self, state: AgentState) -> list[Intent]:
-        files = state.session.env.workspace.files() if state.session is not None else []
-        return [Intent("read", path=p) for p in files[:8]]
+        workspace = getattr(getattr(state.session, "env", None), "workspace", None)
+        return [Intent("read", path=p) for p in (workspace.files()[:8] if workspace is not None else [])]
 
 
 # ----------------------------------------------------------------------------------------
@@ -228,7 +231,7 @@ class Typo(Oracle):
 
 
 def _first_python_target(state: AgentState) -> tuple[str, str] | None:
-    ws = state.session.env.workspace if state.session is not None else None
+    ws = getattr(getattr(state.session, "env", None), "workspace", None)
     if ws is None:
         return None
     sol = getattr(state.task, "solution", None)
