@@ -8,7 +8,8 @@ thread, CPU. Seeds are interleaved (ours, SB3, ours, SB3, ...) so both see the s
 Reported per library: steps/s of the training call (env stepping included, model
 construction excluded) and the final mean return: each trained policy, sampling actions,
 plays 20 evaluation episodes on the same env seeds. `ratio` = our steps/s / SB3 steps/s
-(total steps / total training time over seeds).
+(total steps / total training time over seeds); `cpu_time_ratio` the same per CPU-second of
+this process, which a busy shared machine distorts less than wall-clock time.
 
     .venv/bin/python benchmarks/ppo_cartpole.py [--steps 50000] [--seeds 3]
 """
@@ -46,19 +47,19 @@ def evaluate(act) -> float:
     return float(np.mean(returns))
 
 
-def run_ours(steps: int, seed: int) -> tuple[float, float]:
+def run_ours(steps: int, seed: int) -> tuple[float, float, float]:
     env = MultiContextVectorEnv([ContextSpec("standard", ENV_ID)], envs_per_context=4)
     cfg = PPOConfig(total_steps=steps, seed=seed)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = train_ppo(cfg, env)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     gen = torch.Generator().manual_seed(seed)
     agent = result.agent
     ret = evaluate(lambda o: int(agent.act(torch.as_tensor(o, dtype=torch.float32)[None], gen)[0]))
-    return result.global_step / elapsed, ret
+    return result.global_step / elapsed, result.global_step / cpu, ret
 
 
-def run_sb3(steps: int, seed: int) -> tuple[float, float]:
+def run_sb3(steps: int, seed: int) -> tuple[float, float, float]:
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
@@ -69,11 +70,11 @@ def run_sb3(steps: int, seed: int) -> tuple[float, float]:
         normalize_advantage=True, seed=seed, device="cpu", verbose=0,
         policy_kwargs=dict(net_arch=dict(pi=[64, 64], vf=[64, 64]), activation_fn=torch.nn.Tanh, ortho_init=True),
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=steps)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     ret = evaluate(lambda o: int(model.predict(o, deterministic=False)[0]))
-    return model.num_timesteps / elapsed, ret
+    return model.num_timesteps / elapsed, model.num_timesteps / cpu, ret
 
 
 def main() -> None:
@@ -86,18 +87,22 @@ def main() -> None:
     for seed in range(args.seeds):
         order = (("ours", run_ours), ("sb3", run_sb3)) if seed % 2 == 0 else (("sb3", run_sb3), ("ours", run_ours))
         for name, fn in order:
-            sps, ret = fn(args.steps, seed)
-            (ours if name == "ours" else sb3).append((sps, ret))
-            print(f"seed {seed} {name:5s} {sps:8.0f} steps/s  final mean return {ret:6.1f}", flush=True)
-    # total steps / total time == harmonic mean of per-seed steps/s (equal steps per seed)
-    ours_sps = len(ours) / sum(1 / s for s, _ in ours)
-    sb3_sps = len(sb3) / sum(1 / s for s, _ in sb3)
-    ours_ret, sb3_ret = float(np.mean([r for _, r in ours])), float(np.mean([r for _, r in sb3]))
-    print(f"harnessrl PPO: {ours_sps:.0f} steps/s, final mean return {ours_ret:.1f}")
-    print(f"SB3 PPO:       {sb3_sps:.0f} steps/s, final mean return {sb3_ret:.1f}")
+            sps, cpu_sps, ret = fn(args.steps, seed)
+            (ours if name == "ours" else sb3).append((sps, cpu_sps, ret))
+            print(f"seed {seed} {name:5s} {sps:8.0f} steps/s (CPU-time {cpu_sps:8.0f})  final mean return {ret:6.1f}",
+                  flush=True)
+
+    def rate(runs: list, i: int) -> float:  # total steps / total time == harmonic mean over equal-step runs
+        return len(runs) / sum(1 / r[i] for r in runs)
+
+    ours_sps, sb3_sps, ours_cpu, sb3_cpu = rate(ours, 0), rate(sb3, 0), rate(ours, 1), rate(sb3, 1)
+    ours_ret, sb3_ret = float(np.mean([r[2] for r in ours])), float(np.mean([r[2] for r in sb3]))
+    print(f"harnessrl PPO: {ours_sps:.0f} steps/s ({ours_cpu:.0f} per CPU-second), final mean return {ours_ret:.1f}")
+    print(f"SB3 PPO:       {sb3_sps:.0f} steps/s ({sb3_cpu:.0f} per CPU-second), final mean return {sb3_ret:.1f}")
     print(json.dumps({"benchmark": "ppo_cartpole_steps_per_s", "ours": round(ours_sps), "anchor": round(sb3_sps),
                       "unit": "steps/s", "ratio": round(ours_sps / sb3_sps, 2),
                       "target": ">= 2x SB3 steps/s with final return no worse",
+                      "cpu_time_ratio": round(ours_cpu / sb3_cpu, 2),
                       "ours_final_return": round(ours_ret, 1), "anchor_final_return": round(sb3_ret, 1),
                       "seeds": args.seeds, "steps": args.steps}))
 

@@ -48,10 +48,11 @@ def test_cli_end_to_end_with_resume(tmp_path):
     assert RecordStore(store).count() == n
 
 
+@pytest.mark.slow
 def test_conditioning_removes_the_value_conflict_on_the_bandit(tmp_path):
-    cfg = load_config(cc.ConditionedCriticConfig, None, [
+    cfg = load_config(cc.ConditionedCriticConfig, None, [  # the default bandit budget
         "families=[bandit]", "seeds=[0,1]", "critics=[shared,conditioned,multihead]", "workers=1",
-        "bandit.total_steps=6144", "value_error_steps=128", "eval_episodes=1"])
+        "value_error_steps=128", "eval_episodes=1"])
     results = cc.run_recipe(cfg, tmp_path)
     mse = {(r["job"]["critic"], r["job"]["seed"]): np.array(r["value_error"]["mse"]) for r in results}
     offsets = np.array(cfg.bandit.offsets)
@@ -64,13 +65,14 @@ def test_conditioning_removes_the_value_conflict_on_the_bandit(tmp_path):
 
 
 def test_paper_preset_builds_the_full_protocol_without_code_changes():
-    cfg = load_config(cc.ConditionedCriticConfig, None, [], base=cc.preset("paper"))
+    cfg = cc.load("paper")
     jobs = cc.jobs(cfg)
     procgen = [j for j in jobs if j.family == "procgen"]
     assert len({j.task for j in procgen}) == 16 and len(procgen) == 16 * 3 * 5
     p = cc.ppo_config(cfg, procgen[0])
     assert p.network == "impala" and p.total_steps == 25_000_000 and p.reward_norm == "context"
-    assert cfg.procgen.num_levels == 200
+    assert cfg.procgen.num_levels == 200 and cfg.cartpole.total_steps == 500_000
+    assert cc.ppo_config(cfg, [j for j in jobs if j.family == "cartpole"][0]).reward_norm == "pooled"
     assert {j.task for j in jobs if j.family == "mujoco"} == {"HalfCheetah-v5", "Hopper-v5"}
     pytest.importorskip("envpool", reason="building Procgen envs needs the optional extra harnessrl[procgen]")
     train, test = cc.make_envs(cfg, procgen[0], 0)
@@ -78,6 +80,19 @@ def test_paper_preset_builds_the_full_protocol_without_code_changes():
     assert test.context_names[0].startswith("levels1000000")
     train.close()
     test.close()
+
+
+def test_partial_overrides_keep_the_family_defaults(tmp_path):
+    cfg = cc.load("small", None, ["cartpole.total_steps=1000", "bandit.ppo={learning_rate: 0.01}"])
+    cart = cc.ppo_config(cfg, cc.Job("cartpole", "cartpole", "shared", 0))
+    bandit = cc.ppo_config(cfg, cc.Job("bandit", "bandit", "conditioned", 1))
+    assert (cart.total_steps, cart.reward_norm, cart.clip_vloss) == (1000, "pooled", False)
+    assert (bandit.learning_rate, bandit.num_steps, bandit.critic, bandit.seed) == (0.01, 32, "conditioned", 1)
+    assert cfg.bandit.envs_per_context == 4 and cfg.cartpole.envs_per_context == 2
+    path = tmp_path / "cc.yaml"
+    path.write_text("cartpole:\n  envs_per_context: 1\nseeds: [5]\n")
+    cfg = cc.load("paper", path)
+    assert (cfg.cartpole.envs_per_context, cfg.cartpole.total_steps, cfg.seeds) == (1, 500_000, [5])
 
 
 def test_bad_settings_fail_before_training(tmp_path):

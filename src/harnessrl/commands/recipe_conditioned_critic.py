@@ -25,14 +25,13 @@ def conditioned_critic(
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel training processes (default 2)."),
 ) -> None:
     """Shared vs conditioned vs multihead critic in multi-context PPO (bandit, CartPole variants, MiniGrid levels)."""
-    from harnessrl.config import load_config
     from harnessrl.records import RecordStore
     from harnessrl.recipes import conditioned_critic as recipe
     from harnessrl.recipes.conditioned_critic_report import build_report, store_episodes
 
     with user_errors():
         sets = list(overrides) + ([f"workers={workers}"] if workers else [])
-        cfg = load_config(recipe.ConditionedCriticConfig, config, sets, base=recipe.preset(scale))
+        cfg = recipe.load(scale, config, sets)
         jobs = recipe.jobs(cfg)
         console.print(f"conditioned-critic ({cfg.scale}): {len(jobs)} PPO runs on {cfg.workers} process(es) -> {out}")
         t0 = time.perf_counter()

@@ -16,6 +16,7 @@ continues unfinished runs bit-identically and reuses finished ones.
 
 from __future__ import annotations
 
+import copy
 import json
 import multiprocessing as mp
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from typing import Any, Literal
 import torch
 from pydantic import Field, ValidationError
 
-from harnessrl.config import Config, ConfigError, format_validation_error
+from harnessrl.config import Config, ConfigError, format_validation_error, load_config, read_file
 from harnessrl.envs.bandit import bandit_contexts
 from harnessrl.envs.levels import bipedal_contexts, minigrid_contexts, minigrid_test_context, mujoco_contexts
 from harnessrl.envs.multicontext import CARTPOLE_VARIANTS, MultiContextVectorEnv, cartpole_contexts
@@ -38,21 +39,40 @@ from harnessrl.train.ppo import PPOConfig, train_ppo
 Family = Literal["bandit", "cartpole", "minigrid", "mujoco", "bipedal", "procgen"]
 
 
+#: Each family's PPO settings; a family's `ppo` entries are applied on top, key by key.
+FAMILY_PPO: dict[str, dict[str, Any]] = {
+    "bandit": dict(num_steps=32, clip_vloss=False, learning_rate=3e-3, ent_coef=0.0),
+    # pooled reward scaling keeps the contexts' 8x value differences (the conflict) while making them learnable
+    "cartpole": dict(clip_vloss=False, reward_norm="pooled"),
+    "minigrid": dict(learning_rate=7e-4),
+    "mujoco": dict(num_steps=512, update_epochs=10, num_minibatches=4, learning_rate=3e-4, ent_coef=0.0,
+                   obs_norm="context", reward_norm="context"),
+    "bipedal": dict(num_steps=512, update_epochs=10, num_minibatches=8, learning_rate=3e-4, ent_coef=0.0,
+                    obs_norm="context", reward_norm="context"),
+    # cleanrl's ppo_procgen settings (IMPALA CNN, gamma 0.999), with per-context reward scaling
+    "procgen": dict(network="impala", num_steps=256, update_epochs=3, num_minibatches=8, learning_rate=5e-4,
+                    gamma=0.999, ent_coef=0.01, anneal_lr=False, reward_norm="context"),
+}
+
+
 class FamilySettings(Config):
-    """One family of contexts: how many envs per context, how long to train, PPO overrides."""
+    """One family of contexts: envs per context, training length, PPO settings over FAMILY_PPO."""
 
     envs_per_context: int = Field(2, ge=1)
     total_steps: int = Field(50_000, ge=1)
-    ppo: dict[str, Any] = Field(default_factory=dict)
+    ppo: dict[str, Any] = Field(default_factory=dict, description="PPOConfig fields applied over FAMILY_PPO[family]")
 
 
 class BanditSettings(FamilySettings):
+    envs_per_context: int = Field(4, ge=1)
+    total_steps: int = Field(16_000, ge=1)
     offsets: list[float] = [0.0, 2.0, 5.0, 10.0]
     arm_means: list[float] = [0.0, 1.0]
     noise: float = 1.0
 
 
 class CartPoleSettings(FamilySettings):
+    total_steps: int = Field(80_000, ge=1)
     variants: list[str] = list(CARTPOLE_VARIANTS)
 
 
@@ -63,12 +83,22 @@ class MiniGridSettings(FamilySettings):
     num_test_levels: int = 50
 
 
-class ContinuousSettings(FamilySettings):
+class MujocoSettings(FamilySettings):
+    envs_per_context: int = Field(1, ge=1)
+    total_steps: int = Field(1_000_000, ge=1)
     env_ids: list[str] = ["HalfCheetah-v5", "Hopper-v5"]
     weights: list[float] = [0.5, 1.0, 2.0, 4.0]
 
 
+class BipedalSettings(MujocoSettings):
+    envs_per_context: int = Field(2, ge=1)
+    total_steps: int = Field(2_000_000, ge=1)
+    env_ids: list[str] = ["BipedalWalker-v3"]
+
+
 class ProcgenSettings(FamilySettings):
+    envs_per_context: int = Field(16, ge=1)
+    total_steps: int = Field(25_000_000, ge=1)
     games: list[str] = sorted(PROCGEN_EASY)
     num_levels: int = 200
     num_contexts: int = 4
@@ -84,34 +114,39 @@ class ConditionedCriticConfig(Config):
     checkpoint_every: int = Field(10, ge=1)
     value_error_steps: int = Field(512, ge=8, description="steps per sub-env for the Monte-Carlo value error")
     eval_episodes: int = Field(4, ge=1, description="evaluation episodes per sub-env")
-    bandit: BanditSettings = BanditSettings(envs_per_context=4, total_steps=16_000,
-                                            ppo=dict(num_steps=32, clip_vloss=False, learning_rate=3e-3, ent_coef=0.0))
-    cartpole: CartPoleSettings = CartPoleSettings(envs_per_context=2, total_steps=80_000,
-                                                  ppo=dict(clip_vloss=False, reward_norm="pooled"))
-    minigrid: MiniGridSettings = MiniGridSettings(envs_per_context=2, total_steps=50_000, ppo=dict(learning_rate=7e-4))
-    mujoco: ContinuousSettings = ContinuousSettings(
-        envs_per_context=1, total_steps=1_000_000,
-        ppo=dict(num_steps=512, update_epochs=10, num_minibatches=4, learning_rate=3e-4, ent_coef=0.0,
-                 obs_norm="context", reward_norm="context"))
-    bipedal: ContinuousSettings = ContinuousSettings(
-        env_ids=["BipedalWalker-v3"], envs_per_context=2, total_steps=2_000_000,
-        ppo=dict(num_steps=512, update_epochs=10, num_minibatches=8, learning_rate=3e-4, ent_coef=0.0,
-                 obs_norm="context", reward_norm="context"))
-    procgen: ProcgenSettings = ProcgenSettings(
-        envs_per_context=16, total_steps=25_000_000,
-        ppo=dict(network="impala", num_steps=256, update_epochs=3, num_minibatches=8, learning_rate=5e-4, gamma=0.999,
-                 ent_coef=0.01, anneal_lr=False, reward_norm="context"))
+    bandit: BanditSettings = Field(default_factory=BanditSettings)
+    cartpole: CartPoleSettings = Field(default_factory=CartPoleSettings)
+    minigrid: MiniGridSettings = Field(default_factory=MiniGridSettings)
+    mujoco: MujocoSettings = Field(default_factory=MujocoSettings)
+    bipedal: BipedalSettings = Field(default_factory=BipedalSettings)
+    procgen: ProcgenSettings = Field(default_factory=ProcgenSettings)
 
 
 PAPER = {"families": ["bandit", "cartpole", "mujoco", "bipedal", "procgen"], "seeds": [0, 1, 2, 3, 4],
-         "cartpole": {"envs_per_context": 4, "total_steps": 500_000, "ppo": {"clip_vloss": False, "reward_norm": "pooled"}}}
+         "cartpole": {"envs_per_context": 4, "total_steps": 500_000}}
 
 
 def preset(scale: str) -> dict[str, Any]:
     """Defaults for a scale; a config file and key=value overrides go on top."""
     if scale not in ("small", "paper"):
         raise ConfigError(f"scale={scale!r}: choose small or paper")
-    return {"scale": scale, **(PAPER if scale == "paper" else {})}
+    return {"scale": scale, **(copy.deepcopy(PAPER) if scale == "paper" else {})}
+
+
+def merge(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Nested merge: a config file's `cartpole: {total_steps: ...}` keeps the preset's other cartpole keys."""
+    out = dict(base)
+    for k, v in new.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load(scale: str = "small", path: str | Path | None = None, overrides: list[str] = ()) -> "ConditionedCriticConfig":
+    """The recipe's config: scale preset <- file (merged key by key) <- key=value overrides."""
+    base = preset(scale)
+    if path is not None:
+        base = merge(base, read_file(path))
+    return load_config(ConditionedCriticConfig, None, list(overrides), base=base)
 
 
 # ----------------------------------------------------------------------------------------
@@ -164,8 +199,8 @@ def make_envs(cfg: ConditionedCriticConfig, job: Job, seed: int) -> tuple[Any, A
 def ppo_config(cfg: ConditionedCriticConfig, job: Job) -> PPOConfig:
     s = getattr(cfg, job.family)
     try:
-        return PPOConfig(**{**s.ppo, "total_steps": s.total_steps, "critic": job.critic, "seed": job.seed,
-                            "checkpoint_every": cfg.checkpoint_every})
+        return PPOConfig(**{**FAMILY_PPO[job.family], **s.ppo, "total_steps": s.total_steps, "critic": job.critic,
+                            "seed": job.seed, "checkpoint_every": cfg.checkpoint_every})
     except ValidationError as err:  # name the family whose PPO overrides are wrong
         raise ConfigError(format_validation_error(err, PPOConfig, f"{job.family}.ppo")) from None
 

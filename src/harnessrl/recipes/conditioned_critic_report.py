@@ -8,6 +8,7 @@ CIs over seeds x contexts, rliable's protocol).
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -225,5 +226,10 @@ def build_report(cfg: Any, results: list[dict], out_dir: Path, store_path: Path,
         rep.figure(fig_curves(by_critic, f"{name}: critic MSE vs GAE returns during training", "value_mse", log=True),
                    f"{name}: value error during training", name=f"value_curves_{name.replace('/', '_')}")
     rep.config(cfg)
+    from harnessrl.recipes.conditioned_critic import jobs, ppo_config  # the resolved PPO settings of each family
+
+    first = {j.family: j for j in reversed(jobs(cfg))}
+    rep.code(json.dumps({f: ppo_config(cfg, j).model_dump(mode="json") for f, j in first.items()}, indent=1, sort_keys=True),
+             heading="PPO settings per family (critic and seed vary per run)")
     rep.reproduce(command, seeds=cfg.seeds, store=store_path)
     return rep.write(out_dir / "report.html")
