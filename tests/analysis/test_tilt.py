@@ -108,9 +108,9 @@ def test_tables_and_errors() -> None:
     r = np.array([1.0, 0.0, 0.5, 0.8])
     rows = tl.tilt_table(outcomes, r, [0.5, 1.0], accepted=outcomes == "success", n_boot=20)
     assert len(rows) == 2 * 2 * 3
-    assert {row["reward"] for row in rows} == {"learned reward", "verifier-gated"}
+    assert {row["reward"] for row in rows} == {"reward", "verifier-gated"}
     by = {(x["reward"], x["beta"], x["outcome"]): x for x in rows}
-    assert by[("learned reward", 0.5, "miss")]["base"] == 0.25
+    assert by[("reward", 0.5, "miss")]["base"] == 0.25
     rw = {x["outcome"]: x for x in tl.reward_by_outcome(outcomes, r)}
     assert rw["success"]["mean_reward"] == pytest.approx(0.9)
     obs = tl.observed_frequencies(outcomes, LABELS)

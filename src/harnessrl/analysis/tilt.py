@@ -187,7 +187,7 @@ def tilt_table(
     """Predicted frequencies per beta and outcome, with and (if `accepted`) without the verifier."""
     labels = labels or outcome_labels(outcomes)
     base = observed_frequencies(outcomes, labels)
-    variants = [("learned reward", np.asarray(rewards, dtype=np.float64))]
+    variants = [("reward", np.asarray(rewards, dtype=np.float64))]
     if accepted is not None:
         variants.append(("verifier-gated", gate(rewards, accepted)))
     rows = []

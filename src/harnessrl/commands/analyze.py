@@ -25,7 +25,8 @@ def _resolve(target: str, store: Path | None) -> tuple[Path, str | None]:
     if (p / "store" / "manifest.jsonl").exists():
         return p / "store", None
     root = store or default_store()
-    if (root / "manifest.jsonl").exists() and not p.exists():
+    looks_like_path = p.exists() or "/" in target or target.startswith(".")
+    if (root / "manifest.jsonl").exists() and not looks_like_path:
         return root, target
     raise fail(f"{target}: neither a record store (no manifest.jsonl) nor a run id in the store {root}. "
                "Pass a store folder, or a run id with --store.")
@@ -139,9 +140,13 @@ def analyze(
                 for row in gp.rows:
                     row.update(kappa=gp.kappa.value, kappa_lo=gp.kappa.lo, kappa_hi=gp.kappa.hi, fit_on=",".join(gp.fit_on))
                     tables.setdefault("gain_prediction", []).append(row)
-            _print(_ci_rows(tables.get("gain_prediction", []), ["kappa", "predicted_gain", "observed_gain"],
-                            ["harness", "fit_on", "headroom"]) if held else [],
-                   f"gain prediction dS = kappa (C - S): {policy or reference!r} -> {after!r}, held-out harness per row")
+            _print([{"held out": g["harness"], "fit on": g["fit_on"], "kappa": f"{g['kappa']:.3f}\n[{g['kappa_lo']:.3f},{g['kappa_hi']:.3f}]",
+                     "headroom G": g["headroom"],
+                     "predicted dS": f"{g['predicted_gain']:.3f}\n[{g['predicted_lo']:.3f},{g['predicted_hi']:.3f}]",
+                     "observed dS": f"{g['observed_gain']:.3f}\n[{g['observed_lo']:.3f},{g['observed_hi']:.3f}]",
+                     "error": f"{g['error']:.3f}\n[{g['error_lo']:.3f},{g['error_hi']:.3f}]"}
+                    for g in tables.get("gain_prediction", [])],
+                   f"gain prediction dS = kappa (C - S): {policy or reference!r} -> {after!r} (95% CI)")
         labels = [o for o in tilt.outcome_labels(ref.outcome) if o]
         if labels:
             trows = []

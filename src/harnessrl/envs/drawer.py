@@ -207,7 +207,7 @@ class DrawerBatch:
 ChunkPolicy = Callable[[np.ndarray], np.ndarray]  # (B, OBS_DIM) -> (B, L, 2)
 
 
-def run_episodes(act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: int = 4, layouts: np.ndarray | None = None, image_size: int = 32) -> DrawerBatch:
+def run_episodes(act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: int = 12, layouts: np.ndarray | None = None, image_size: int = 32) -> DrawerBatch:
     """Roll `act` for n episodes of HORIZON steps, executing each chunk open-loop."""
     if HORIZON % chunk:
         raise ValueError(f"chunk={chunk} must divide HORIZON={HORIZON}")
@@ -225,7 +225,7 @@ def run_episodes(act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: i
     return DrawerBatch(np.stack(obs_seq, 1), np.stack(chunk_seq, 1), state.layout, state, render(state, image_size), outcomes(state))
 
 
-def demonstrations(n: int, rng: np.random.Generator, demonstrator: Demonstrator | None = None, *, chunk: int = 4) -> tuple[DrawerBatch, np.ndarray]:
+def demonstrations(n: int, rng: np.random.Generator, demonstrator: Demonstrator | None = None, *, chunk: int = 12) -> tuple[DrawerBatch, np.ndarray]:
     """n noisy scripted episodes and their intents."""
     demo = demonstrator or Demonstrator()
     intent = demo.intents(rng, n)

@@ -24,6 +24,10 @@ class RewardDataConfig(Config):
     aimed: int = Field(600, ge=1)  # scripted attempts at the target drawer
     random: int = Field(200, ge=0)  # random-action rollouts
     hard_negatives: int = Field(0, ge=0)  # wrong-object rollouts labelled 0 (the fix the default leaves out)
+    # colour augmentation (hue rotation by up to this fraction of the colour circle), as visual
+    # reward models are commonly trained with; it also makes the handle colour — the only cue
+    # that tells the target drawer from the distractor — uninformative. 0 turns it off.
+    hue_jitter: float = Field(0.5, ge=0, le=0.5)
     steps: int = Field(400, ge=1)
     batch: int = Field(128, ge=1)
     lr: float = Field(2e-3, gt=0)
@@ -37,11 +41,11 @@ def labelled_rollouts(cfg: RewardDataConfig, rng: np.random.Generator) -> tuple[
             continue
         demo = drawer.Demonstrator(p_wrong=float(intent == 1), p_fumble=0.0, noise=0.2)
         intents, pull = np.full(n, intent), rng.uniform(lo, 0.3, n)  # under- and over-threshold pulls
-        batch = drawer.run_episodes(lambda obs, i=intents, p=pull: demo.chunk(obs, i, 4, rng, pull=p), n, rng)
+        batch = drawer.run_episodes(lambda obs, i=intents, p=pull: demo.chunk(obs, i, 4, rng, pull=p), n, rng, chunk=4)
         frames.append(batch.frames)
         outcomes.append(batch.outcome)
     if cfg.random:
-        batch = drawer.run_episodes(lambda obs: rng.uniform(-1, 1, (len(obs), 4, 2)), cfg.random, rng)
+        batch = drawer.run_episodes(lambda obs: rng.uniform(-1, 1, (len(obs), 4, 2)), cfg.random, rng, chunk=4)
         frames.append(batch.frames)
         outcomes.append(batch.outcome)
     x = np.concatenate(frames)
@@ -50,6 +54,15 @@ def labelled_rollouts(cfg: RewardDataConfig, rng: np.random.Generator) -> tuple[
         keep = o != "wrong_object"
         x, o = x[keep], o[keep]
     return x, (o == "success").astype(np.float64), o
+
+
+def hue_rotate(x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+    """Rotate RGB colours (B, 3, H, W) about the grey axis by angle (B,) radians (Rodrigues)."""
+    k = torch.full((3,), 3**-0.5)
+    K = torch.tensor([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    c, s = angle.cos()[:, None, None], angle.sin()[:, None, None]
+    R = c * torch.eye(3) + s * K + (1 - c) * torch.outer(k, k)  # (B, 3, 3)
+    return torch.einsum("bij,bjhw->bihw", R, x).clamp(0, 1)
 
 
 def fit_reward_model(images: np.ndarray, labels: np.ndarray, cfg: RewardDataConfig, seed: int = 0) -> tuple[RewardModel, list[float]]:
@@ -66,7 +79,10 @@ def fit_reward_model(images: np.ndarray, labels: np.ndarray, cfg: RewardDataConf
     losses = []
     for _ in range(cfg.steps):
         idx = torch.randint(0, len(x), (min(cfg.batch, len(x)),), generator=gen)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x[idx]), y[idx], pos_weight=pos_weight)
+        xb = x[idx]
+        if cfg.hue_jitter > 0:
+            xb = hue_rotate(xb, (torch.rand(len(idx), generator=gen) * 2 - 1) * cfg.hue_jitter * 2 * torch.pi)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(xb), y[idx], pos_weight=pos_weight)
         opt.zero_grad()
         loss.backward()
         opt.step()
