@@ -34,29 +34,49 @@ class Score:
 
 
 def run(env: Any, script: str, *, timeout: float) -> ShellOutput:
-    r = env.run(script, timeout_s=timeout)
+    if "\x00" in script:  # an argv cannot carry it; bash would not run it either
+        return ShellOutput("", "bash: the command contains a NUL byte and was not run\n", 2, "ok")
+    try:
+        script.encode("utf-8")
+    except UnicodeEncodeError:
+        return ShellOutput("", "bash: the command is not valid Unicode text and was not run\n", 2, "ok")
+    r = env.run(script, timeout_s=max(0.1, timeout))
     return ShellOutput(r.stdout, r.stderr, r.exit_code, r.status, r.signal, r.wall_time)
 
 
 def read_text(env: Any, rel: str) -> str:
-    return env.workspace.read_text(rel)
+    try:
+        return env.workspace.read_text(rel)
+    except WorkspaceError:
+        raise
+    except (OSError, ValueError) as err:  # e.g. a name too long: the agent's problem, not a crash
+        raise FileError(f"/app/{rel}: {getattr(err, 'strerror', None) or err}") from None
 
 
 def write_text(env: Any, rel: str, text: str) -> None:
-    env.workspace.write_text(rel, text)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from a JSON string: not text a file can hold
+        raise FileError(f"/app/{rel}: the content is not valid Unicode text (lone surrogate); nothing written") from None
+    try:
+        env.workspace.write_bytes(rel, data)
+    except WorkspaceError:
+        raise
+    except (OSError, ValueError) as err:
+        raise FileError(f"/app/{rel}: {getattr(err, 'strerror', None) or err}") from None
 
 
 def exists(env: Any, rel: str) -> bool:
     try:
         return env.workspace.exists(rel)
-    except WorkspaceError:
+    except (WorkspaceError, OSError, ValueError):
         return False
 
 
 def is_dir(env: Any, rel: str) -> bool:
     try:
         return env.workspace.is_dir(rel)
-    except WorkspaceError:
+    except (WorkspaceError, OSError, ValueError):
         return False
 
 
@@ -79,7 +99,7 @@ def files_block(env: Any, max_chars: int, fence: str = "```") -> str:
     for rel in list_files(env):
         try:
             text = read_text(env, rel)
-        except WorkspaceError:
+        except FileError:
             continue
         if "\x00" in text or used + len(text) > max_chars:
             left_out.append(rel)

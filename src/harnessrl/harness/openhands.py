@@ -172,7 +172,7 @@ class OpenHandsSession(CodeSession):
         if not args["command"].strip():
             return "ERROR: No previous running command to retrieve logs from.", "tool_error"
         timeout = float(args.get("timeout") or self.harness.spec.command_timeout_s)
-        timeout = min(timeout, float(self.opt("max_command_timeout_s", 600)))
+        timeout = min(max(1.0, timeout), float(self.opt("max_command_timeout_s", 600)))
         out = self.shell.run(args["command"], timeout=timeout)
         body = out.stdout + out.stderr
         code = out.exit_code if out.exit_code is not None else -1

@@ -181,7 +181,7 @@ class QwenCodeSession(CodeSession):
         cwd = resolve(directory) if directory else ""
         if cwd is None or (cwd and not ws.is_dir(self.env, cwd)):
             return f"Directory '{directory}' is not a directory inside the project root ({WORKDIR}).", False
-        timeout = min(float(a.get("timeout") or self.harness.spec.command_timeout_s * 1000) / 1000,
+        timeout = min(max(1.0, float(a.get("timeout") or self.harness.spec.command_timeout_s * 1000) / 1000),
                       float(self.opt("max_command_timeout_s", 600)))
         out = self.shell.run(a["command"], cwd=shown(cwd), timeout=timeout, keep_cwd=False)
         note = "\n(Ran in the foreground: background processes are not kept between commands here.)" if a.get("is_background") else ""

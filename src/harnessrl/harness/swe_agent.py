@@ -111,7 +111,10 @@ class SweAgentSession(CodeSession):
             if check.exit_code not in (0, None) and check.status == "ok":
                 return self._requery(text, "Your bash command has syntax errors and was NOT run. Fix them and try again.\n"
                                      + (check.stderr or check.stdout).strip(), "format_error")
-        observation, status = self._execute(call)
+        try:
+            observation, status = self._execute(call)
+        except ws.FileError as err:  # e.g. a symlink out of /app: refused, and the model is told
+            observation, status = f"Error: {err}", "tool_error"
         if call.name == "submit":
             self.stop("submitted")
             self.history.append((text, ""))

@@ -136,16 +136,21 @@ class TerminusSession(CodeSession):
             return self.record_format_error(text, calls)
         complete = any(c.name == "task_complete" for c in calls)
         cap = float(self.opt("max_duration_s", 60))
+        skipped: list[str] = []
         for call in calls:
             if call.name != "keystrokes":
                 continue
             t0 = time.monotonic()
-            keys = call.args["keystrokes"]
+            keys = call.args["keystrokes"].replace("\x00", "")
+            if len(keys.encode("utf-8", "replace")) > int(self.opt("max_keystroke_bytes", 65_536)):
+                skipped.append(f"keystrokes of {len(keys)} characters were not sent (limit 64 kB per command)")
+                continue
+            keys = keys.encode("utf-8", "replace").decode("utf-8")
             before = self._prompt_number() if keys.endswith("\n") else None
             self.term.send_keys(keys, literal=not self.harness.is_key_name(keys))
             self._wait_prompt(max(0.0, min(call.args["duration"], cap)), before)
             self.env_seconds += time.monotonic() - t0
-        output = self._output()
+        output = "\n".join(skipped + [self._output()])
         if self.env_seconds > float(self.opt("agent_timeout_s", 360)):
             self.stop("agent_timeout", "timeout")
             return self.end_turn(text, "", tool_calls=calls, tool_result=output, status="timeout", done=True)
