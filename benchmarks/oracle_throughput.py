@@ -4,7 +4,8 @@ Each episode is complete: a fresh sandboxed workspace, the oracle's turns render
 harness's own syntax and executed (edits, lint, shell commands, tmux keystrokes), the hidden
 tests run in the sandbox and scored, the Episode written to a record store. Both runs go
 through `harnessrl.evaluate.run_eval` (the local process pool); the anchor is the same suite
-with 1 worker, measured in the same run. On 2 idle cores the 2-worker run should approach 2x.
+with 1 worker, measured in the same run. On 2 idle cores the 2-worker run should approach 2x
+(the target asks for 0.75 x min(workers, cores)); on a busy machine the ratio says little.
 
 Run: .venv/bin/python benchmarks/oracle_throughput.py [--suite code-v1] [--harness all] [--workers 2]
 Last line: JSON {"benchmark", "ours", "anchor", "unit", "ratio", "target"}.
@@ -59,7 +60,8 @@ def main() -> None:
         print("WARNING: the oracle did not solve every cell")
     print(json.dumps({"benchmark": f"oracle_throughput[{args.suite},{args.harness}]", "ours": round(many, 2),
                       "anchor": round(one, 2), "unit": f"oracle episodes/min ({args.workers} workers vs 1)",
-                      "ratio": round(many / one, 3), "target": f"ratio >= {0.75 * args.workers:.2f} on idle cores"}))
+                      "ratio": round(many / one, 3),
+                      "target": f"ratio >= {0.75 * min(args.workers, os.cpu_count() or 1):.2f} on idle cores"}))
 
 
 if __name__ == "__main__":
