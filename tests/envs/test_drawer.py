@@ -104,7 +104,6 @@ def test_gymnasium_env_passes_the_checker_and_pays_on_success() -> None:
     tx, _, hy = D.LAYOUTS[0]
     total, done = 0.0, False
     while not done:  # a closed-loop reach-and-pull controller
-        g = obs[:2]
         rel = obs[2:4]
         a = np.array([0.0, -1.0]) if np.linalg.norm(rel) < 0.03 else np.clip(rel / D.MAX_STEP, -1, 1)
         obs, r, term, trunc, info = env.step(a.astype(np.float32))

@@ -103,10 +103,12 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
 
     demonstrator = drawer.Demonstrator(p_wrong=cfg.demos.p_wrong, p_fumble=cfg.demos.p_fumble, noise=cfg.demos.noise)
     demos, _ = drawer.demonstrations(cfg.demos.episodes, rng, demonstrator, chunk=cfg.policy.chunk)
-    bc_stage = "behaviour cloning"
-    policy, bc_losses = diffusion_rl.behaviour_clone(
-        demos, cfg.bc, cfg.policy, seed=cfg.seed, on_step=lambda i, _: tick(bc_stage, i + 1, cfg.bc.steps) if i % 50 == 49 or i + 1 == cfg.bc.steps else None
-    )
+
+    def bc_step(i: int, loss: float) -> None:
+        if (i + 1) % 50 == 0 or i + 1 == cfg.bc.steps:
+            tick("behaviour cloning", i + 1, cfg.bc.steps)
+
+    policy, bc_losses = diffusion_rl.behaviour_clone(demos, cfg.bc, cfg.policy, seed=cfg.seed, on_step=bc_step)
     timings["behaviour cloning"] = time.perf_counter() - t0
 
     t = time.perf_counter()

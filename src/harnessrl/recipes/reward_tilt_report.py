@@ -99,7 +99,8 @@ def figure_reward(res: dict) -> plt.Figure:
         if len(frames) == 0:
             continue
         sub = fig.add_subplot(1, 4, n + 2)
-        sub.imshow(np.concatenate(list(frames[:3]), axis=1), interpolation="nearest")
+        gap = np.full((frames.shape[1], 2, 3), 255, dtype=np.uint8)
+        sub.imshow(np.concatenate([x for f in frames[:3] for x in (f, gap)][:-1], axis=1), interpolation="nearest")
         sub.set_title(f"{lab}: r = " + ", ".join(f"{v:.2f}" for v in res["example_rewards"][lab][:3]), fontsize=8)
         sub.axis("off")
     fig.tight_layout()
@@ -153,11 +154,15 @@ def build_report(res: dict, out: Path, store: Path, command: str) -> Path:
     rep.section("Result", "Each check compares the last fine-tuning round with the base (BC) policy by non-overlapping 95% "
                 "intervals (Wilson for frequencies, bootstrap over base samples for predictions).")
     rep.table([{"claim": k, "holds": "yes" if v else "NO"} for k, v in res["checks"].items()])
+    rd = res["reward_data"]
+    negatives = ("none shows the wrong drawer open" if cfg.reward.hard_negatives == 0
+                 else f"{rd['outcomes']['wrong_object']} show the wrong drawer open, labelled 0")
+    jitter = (f" Training used hue jitter of up to ±{cfg.reward.hue_jitter * 360:.0f}°, a common augmentation that also makes the "
+              "handle colour — the only cue separating the target from the distractor — uninformative." if cfg.reward.hue_jitter else "")
     rep.section("Why: the learned reward gives credit to the wrong drawer",
-                f"The reward model was trained on {res['reward_data']['frames']} labelled final frames "
-                f"({res['reward_data']['positives']} successes) from rollouts aimed at the target drawer and random "
-                "rollouts; none shows the wrong drawer open. On the base policy's samples it scores outcomes as below — "
-                "the tilt model turns E[r | outcome] into growth.")
+                f"The reward model was trained on {rd['frames']} labelled final frames ({rd['positives']} successes) from "
+                f"rollouts aimed at the target drawer and random rollouts; {negatives}.{jitter} On the base policy's samples "
+                "it scores outcomes as below — the tilt model turns E[r | outcome] into growth.")
     rep.figure(figure_reward(res), "Learned reward by outcome on base samples, and example final frames (red handle = target).", name="reward_by_outcome")
     rep.table(res["reward_by_outcome"], caption="E[r | outcome] on base-policy samples")
     rep.section("Predicted vs observed outcome frequencies per β",
@@ -165,7 +170,10 @@ def build_report(res: dict, out: Path, store: Path, command: str) -> Path:
                 "The tilt model predicts its outcome frequencies from the base samples alone (per layout, then mixed).")
     rep.figure(figure_per_beta(res), "Tilt-model prediction (blue, 95% bootstrap CI) vs observed frequencies after fine-tuning "
                "(95% Wilson CI); black tick = base policy.", name="predicted_vs_observed")
-    rep.section("Success and wrong-object rate over fine-tuning")
+    rep.section("Success and wrong-object rate over fine-tuning",
+                "Where observation and prediction part (typically misses staying above the tilt model in late rounds), "
+                "the fitted diffusion policy falls short of the KL-regularised optimum it targets; the zero-reward control "
+                "below measures how far refitting alone moves the frequencies.")
     rep.figure(figure_over_finetuning(res), "Observed rates per round (bands: 95% CI) and the tilt model (dotted).", name="over_finetuning")
     rep.table(table_rows(res), caption="Every run and round: observed and predicted frequencies [95% CI]; fitted β = the tilt "
               "coefficient that best explains the observed frequencies; ESS = effective sample size of the round's weights")
