@@ -78,3 +78,15 @@ def test_measure_on_the_bandit_separates_shared_from_true_values():
     assert t.mse == pytest.approx([noise**2] * 2, rel=0.15)  # only the reward noise remains
     assert s.mse == pytest.approx([4.0 + noise**2] * 2, rel=0.1)  # + (offset - mean offset)^2
     assert s.bias[0] == pytest.approx(2.0, abs=0.1) and s.bias[1] == pytest.approx(-2.0, abs=0.1)
+
+
+def test_a_time_limit_that_is_part_of_the_task_counts_as_an_end():
+    from harnessrl.envs.multicontext import ContextSpec
+
+    env = MultiContextVectorEnv([ContextSpec("short", "CartPole-v1", make_kwargs={"max_episode_steps": 5})])
+    balance = lambda obs, ctx: (obs[:, 2] > 0).astype(np.int64)  # noqa: E731  push the cart under the pole
+    zero = lambda obs, ctx: np.zeros(len(obs))  # noqa: E731
+    bootstrapped = measure_value_error(env, balance, zero, steps=20, gamma=0.99)
+    terminal = measure_value_error(env, balance, zero, steps=20, gamma=0.99, truncation_is_terminal=True)
+    assert bootstrapped.count[0] == 0  # every episode hits the 5-step limit: no return is complete
+    assert terminal.count[0] == 20 and terminal.mse[0] > 0

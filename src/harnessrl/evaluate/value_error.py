@@ -73,11 +73,14 @@ def value_error_by_context(values: np.ndarray, returns: np.ndarray, valid: np.nd
 
 
 def measure_value_error(env, act: Callable[[np.ndarray], np.ndarray], value: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                        steps: int, gamma: float, seed: int = 0, tail_tol: float = 0.05) -> ValueErrorReport:
+                        steps: int, gamma: float, seed: int = 0, tail_tol: float = 0.05,
+                        truncation_is_terminal: bool = False) -> ValueErrorReport:
     """Roll out `act` for `steps` steps per sub-environment of a multi-context `env`, then compare
     `value(obs, context)` with Monte-Carlo returns, per context.
 
     act: ((N, *obs), context (N,)) -> (N, ...) actions; value: ((B, *obs), (B,)) -> (B,) predictions.
+    truncation_is_terminal: the env's time limit is part of the task (the critic was trained without
+    bootstrapping at truncation, e.g. MiniGrid, whose reward depends on the step budget).
     """
     N = env.num_envs
     obs, _ = env.reset(seed=seed)
@@ -91,5 +94,7 @@ def measure_value_error(env, act: Callable[[np.ndarray], np.ndarray], value: Cal
     env.pop_episodes()
     ctx = np.asarray(env.context)
     values = value(obs_buf.reshape(steps * N, *obs.shape[1:]), np.tile(ctx, steps)).reshape(steps, N)
+    if truncation_is_terminal:
+        term, trunc = term | trunc, np.zeros_like(trunc)
     returns, valid = mc_returns(rew, term, trunc, gamma, tail_tol)
     return value_error_by_context(values, returns, valid, ctx, env.num_contexts, tuple(env.context_names))

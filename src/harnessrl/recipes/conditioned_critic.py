@@ -239,7 +239,8 @@ def run_job(cfg: ConditionedCriticConfig, job: Job, out_dir: str, resume: bool, 
     names = list(env.context_names)
     norm = normalizer(cfg, job, names)
     ve = measure_value_error(make_envs(cfg, job, job.seed + 10_000)[0], res.policy_fn(job.seed + 1), res.value_fn(),
-                             steps=cfg.value_error_steps, gamma=pcfg.gamma, seed=job.seed + 10_000)
+                             steps=cfg.value_error_steps, gamma=pcfg.gamma, seed=job.seed + 10_000,
+                             truncation_is_terminal=not pcfg.bootstrap_truncation)
     train_eps = evaluate_episodes(env, res.policy_fn(job.seed + 2), cfg.eval_episodes, seed=job.seed + 20_000)
     test_eps = evaluate_episodes(test_env, res.policy_fn(job.seed + 3), cfg.eval_episodes, seed=job.seed + 30_000) \
         if test_env is not None else []

@@ -94,7 +94,7 @@ def value_error_rows(results: list[dict]) -> list[dict]:
             row: dict[str, Any] = {"family": family if task == family else f"{family}/{task}", "context": name}
             est = {c: _ci([r["value_error"]["mse"][k] for r in runs]) for c, runs in by_critic.items()}
             for c, e in est.items():
-                row[f"{c} MSE"] = f"{e.value:.4g} [{e.lo:.4g}, {e.hi:.4g}]"
+                row[f"{c} MSE"] = f"{e.value:.4g} [{e.lo:.4g}, {e.hi:.4g}] n={e.n}"
                 row[f"_{c}"] = e
             if "shared" in est and "conditioned" in est:
                 row["conditioned / shared"] = est["conditioned"].value / est["shared"].value

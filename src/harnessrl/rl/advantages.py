@@ -202,28 +202,25 @@ def _group_stats(rewards: Tensor, index: Tensor, num_groups: int):
     if rewards.dim() != 1 or index.shape != rewards.shape:
         raise ValueError(f"rewards and index must both be (B,); got {tuple(rewards.shape)} and {tuple(index.shape)}")
     G = num_groups
-    count = torch.zeros(G, dtype=rewards.dtype, device=rewards.device).index_add_(0, index, torch.ones_like(rewards))
-    mean = torch.zeros(G, dtype=rewards.dtype, device=rewards.device).index_add_(0, index, rewards) / count.clamp(min=1)
-    sq = torch.zeros_like(mean).index_add_(0, index, (rewards - mean[index]) ** 2)
-    std = (sq / (count - 1).clamp(min=1)).sqrt()
-    hi = torch.full_like(mean, -torch.inf).scatter_reduce_(0, index, rewards, "amax")
-    lo = torch.full_like(mean, torch.inf).scatter_reduce_(0, index, rewards, "amin")
-    # All-equal is tested on max == min, not std == 0: a mean of equal floats need not be exact.
-    signal = (count >= 2) & (hi > lo)
-    return count, mean, std, signal
+    count = torch.bincount(index, minlength=G).to(rewards.dtype)
+    mean = torch.bincount(index, weights=rewards, minlength=G).to(rewards.dtype) / count.clamp(min=1)
+    centred = rewards - mean[index]
+    std = (torch.bincount(index, weights=centred.square(), minlength=G).to(rewards.dtype) / (count - 1).clamp(min=1)).sqrt()
+    # All-equal is tested on max == min, not on std == 0: a mean of equal floats need not be exact.
+    spread = torch.full_like(mean, -torch.inf).scatter_reduce_(0, index, rewards, "amax") \
+        - torch.full_like(mean, torch.inf).scatter_reduce_(0, index, rewards, "amin")
+    signal = (count >= 2) & (spread > 0)
+    return count, centred, std, signal
 
 
 def _result(adv: Tensor, index: Tensor, count: Tensor, signal: Tensor) -> GroupAdvantages:
-    adv = torch.where(signal[index], adv, torch.zeros_like(adv))
-    present = count > 0
-    return GroupAdvantages(
-        advantages=adv,
-        index=index,
-        num_groups=int(present.sum()),
-        signal_groups=int(signal.sum()),
-        singleton_groups=int((count == 1).sum()),
-        constant_groups=int((present & (count >= 2) & ~signal).sum()),
-    )
+    adv = torch.where(signal[index], adv, 0.0)
+    present, several = count > 0, count >= 2
+    # one host read for the four counts
+    groups, signal_groups, singletons, constant = torch.stack(
+        [present.sum(), signal.sum(), (count == 1).sum(), (several & ~signal).sum()]).tolist()
+    return GroupAdvantages(advantages=adv, index=index, num_groups=groups, signal_groups=signal_groups,
+                           singleton_groups=singletons, constant_groups=constant)
 
 
 def _num_groups(index: Tensor, num_groups: int | None) -> int:
@@ -247,8 +244,7 @@ def grpo_advantages(
     "none" (no division: Dr. GRPO). eps: verl 1e-6, TRL 1e-4.
     """
     G = _num_groups(index, num_groups)
-    count, mean, std, signal = _group_stats(rewards, index, G)
-    centred = rewards - mean[index]
+    count, centred, std, signal = _group_stats(rewards, index, G)
     if scale == "group":
         adv = centred / (std[index] + eps)
     elif scale == "batch":
@@ -270,9 +266,9 @@ def dr_grpo_advantages(rewards: Tensor, index: Tensor, num_groups: int | None = 
 def rloo_advantages(rewards: Tensor, index: Tensor, num_groups: int | None = None) -> GroupAdvantages:
     """RLOO: r_i - (sum_G r - r_i) / (n_G - 1), the leave-one-out baseline. Shapes as `grpo_advantages`."""
     G = _num_groups(index, num_groups)
-    count, mean, _, signal = _group_stats(rewards, index, G)
+    count, centred, _, signal = _group_stats(rewards, index, G)
     n = count[index]
-    adv = (rewards - mean[index]) * n / (n - 1).clamp(min=1)  # == r_i - mean of the others
+    adv = centred * n / (n - 1).clamp(min=1)  # == r_i - mean of the others
     return _result(adv, index, count, signal)
 
 

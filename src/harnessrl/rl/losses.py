@@ -15,6 +15,7 @@ fractions low/high, approximate KL, ratio min/mean/max, entropy when logits are 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -163,41 +164,52 @@ class _Live:
     """A mask in the forms the diagnostics need, computed once per loss call."""
 
     weights: Tensor | None  # float mask, or None when every position counts
-    flags: Tensor | None  # the same as bool
-    count: Tensor  # number of counted positions, at least 1 (a divisor)
+    total: Tensor  # number of counted positions
+    count: Tensor  # the same, at least 1 (a divisor)
 
     @staticmethod
     def of(mask: Tensor | None, like: Tensor) -> "_Live":
         if mask is None:
-            return _Live(None, None, like.new_tensor(float(like.numel())))
-        return _Live(mask, mask.bool(), mask.sum().clamp(min=1))
+            n = like.new_tensor(float(like.numel()))
+            return _Live(None, n, n.clamp(min=1))
+        total = mask.sum()
+        return _Live(mask, total, total.clamp(min=1))
 
     def mean(self, x: Tensor) -> Tensor:
-        return (x.sum() if self.weights is None else (x * self.weights).sum()) / self.count
-
-    def fraction(self, flags: Tensor) -> Tensor:
-        """Share of counted positions where `flags` (which may broadcast) is set."""
-        hits = flags if self.flags is None else flags & self.flags
-        return hits.sum().to(self.count.dtype) / self.count
+        if self.weights is None:
+            return x.sum() / self.count
+        return torch.dot(x.reshape(-1), self.weights.reshape(-1)) / self.count  # one fused multiply-sum
 
 
-def _ratio_metrics(ratio: Tensor, live: _Live, token_ratio: Tensor, log_ratio: Tensor, token_live: _Live,
+def _ratio_metrics(log_ratio: Tensor, live: _Live, token_log_ratio: Tensor, token_live: _Live,
                    logits: Tensor | None) -> dict[str, Tensor]:
-    """ratio min/mean/max over `live`; approx KL and entropy over `token_live`."""
+    """Ratio min/mean/max over `live` (from log-ratios: exp is monotone, so min/max come from the
+    log-ratios' extremes); approx KL and entropy over `token_live`."""
     with torch.no_grad():
-        mean = live.mean(ratio)
-        # Masked-out positions take the mean, which lies in [min, max] and so changes neither.
-        rmin, rmax = torch.aminmax(ratio if live.flags is None else torch.where(live.flags, ratio, mean))
+        lr = log_ratio.clamp(max=_MAX_LOG_RATIO)
+        mean_lr = live.mean(lr)
+        # Masked-out positions take the mean, which lies in [min, max] and so changes neither
+        # (lerp with a 0/1 weight returns either end exactly).
+        lo, hi = torch.aminmax(lr if live.weights is None else torch.lerp(mean_lr.expand_as(lr), lr, live.weights))
+        ratio_mean = live.mean(torch.exp(lr))
+        if token_log_ratio is log_ratio:
+            token_ratio_mean, token_mean_lr = ratio_mean, mean_lr
+        else:
+            tlr = token_log_ratio.clamp(max=_MAX_LOG_RATIO)
+            token_ratio_mean, token_mean_lr = token_live.mean(torch.exp(tlr)), token_live.mean(tlr)
         m = {
-            "ratio_min": rmin,
-            "ratio_mean": mean,
-            "ratio_max": rmax,
+            "ratio_min": torch.where(live.total > 0, lo.exp(), 0.0),
+            "ratio_mean": ratio_mean,
+            "ratio_max": torch.where(live.total > 0, hi.exp(), 0.0),
             # Schulman's k3 estimate of KL(old || new) from samples of the old policy: E[(r - 1) - log r]
-            "approx_kl": (mean if token_ratio is ratio else token_live.mean(token_ratio)) - token_live.mean(log_ratio) - 1.0,
+            "approx_kl": token_ratio_mean - token_mean_lr - 1.0,
         }
         if logits is not None:
             m["entropy"] = token_live.mean(entropy_from_logits(logits))
     return m
+
+
+_MAX_LOG_RATIO = 20.0  # verl clamps the log-ratio at +-20 against overflow
 
 
 def _broadcast_adv(advantages: Tensor, like: Tensor) -> Tensor:
@@ -209,49 +221,72 @@ def _broadcast_adv(advantages: Tensor, like: Tensor) -> Tensor:
     raise ValueError(f"advantages have shape {tuple(advantages.shape)}; expected {tuple(like.shape)} or ({like.shape[0]},)")
 
 
+class _Bounds:
+    """PPO's clip range as bounds on the log-ratio, per sample (shaped like the advantages).
+
+    A > 0: the ratio is capped at 1 + eps_high; A < 0: floored at 1 - eps_low and, with a dual
+    clip c, capped at c; every ratio is capped at exp(max_log_ratio) against overflow.
+    """
+
+    def __init__(self, adv: Tensor, clip_low: float, clip_high: float, dual_clip: float | None, max_log_ratio: float):
+        if not 0 < clip_low < 1 or clip_high <= 0:
+            raise ValueError(f"clip range must satisfy 0 < clip_low < 1 and clip_high > 0; got {clip_low}, {clip_high}")
+        if dual_clip is not None and dual_clip <= 1.0:
+            raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
+        inf = torch.tensor(math.inf, dtype=adv.dtype)
+        self.neg, self.pos = adv < 0, adv > 0
+        cap = min(math.log(dual_clip), max_log_ratio) if dual_clip is not None else max_log_ratio
+        self.dual = dual_clip
+        self.lower = torch.where(self.neg, math.log(1.0 - clip_low), -inf)
+        self.upper = torch.where(self.pos, min(math.log(1.0 + clip_high), max_log_ratio), cap)
+
+    def fractions(self, side: Tensor, live: "_Live") -> tuple[Tensor, Tensor, Tensor | None]:
+        """Shares of counted positions that PPO clipped low, high, and by the dual clip.
+
+        side = clamp(log r) - log r: > 0 where the floor bit (only for A < 0: clipped low), < 0
+        where a cap bit (A > 0: clipped high; A < 0: the dual clip or the overflow cap), 0 inside.
+        Float arithmetic and dot products instead of boolean masks (several times cheaper)."""
+        sign = torch.sign(side)
+        low = live.mean(sign.clamp(min=0))
+        capped = sign.neg_().clamp_(min=0)
+        high = live.mean(capped * self.pos)
+        dual = live.mean(capped * self.neg) if self.dual is not None else None
+        return low, high, dual
+
+
 class _ClippedSurrogate(torch.autograd.Function):
     """PPO's pessimistic surrogate max(-A r, -A clip(r, 1-eps_low, 1+eps_high)), r = exp(log_ratio).
 
-    Where PPO clips, the loss is -A times the constant bound and has no gradient; elsewhere
-    d(-A r)/d log_ratio = -A r, i.e. the loss itself. So the forward pass saves one tensor and
-    the backward pass is one multiply, instead of autograd through clamp, exp and maximum.
-    log_ratio > max_log_ratio is clamped (no gradient there) against overflow. Advantages are
-    constants here, as in every policy-gradient objective.
+    The pessimistic max only ever caps r from the side where it helps: it equals -A exp(clamp(log r,
+    lower, upper)) with per-sample bounds (see _Bounds). Where the clamp bites, the loss is constant
+    in log r; elsewhere d(-A r)/d log r = -A r, the loss itself. So the forward pass is a few
+    elementwise float ops and saves one tensor; the backward pass is one multiply. Advantages are
+    constants here, as in every policy-gradient objective. Also returns side = clamp(log r) - log r
+    (no gradient) for the clip diagnostics.
     """
 
     @staticmethod
-    def forward(ctx, log_ratio, adv, clip_low, clip_high, dual_clip, max_log_ratio):
-        adv = adv.detach()
-        over = log_ratio > max_log_ratio
-        ratio = torch.exp(log_ratio.clamp(max=max_log_ratio))
-        neg = adv < 0
-        low = (ratio < 1.0 - clip_low) & neg
-        high = (ratio > 1.0 + clip_high) & (adv > 0)
-        clipped = low | high
-        surrogate = torch.where(clipped, ratio.clamp(1.0 - clip_low, 1.0 + clip_high), ratio)
-        dual = None
-        if dual_clip is not None:
-            # for A < 0 the loss -A r is bounded by -A c (Ye et al. 2020): no gradient past c
-            dual = neg & (ratio > dual_clip)
-            surrogate = surrogate.masked_fill(dual, dual_clip)
-            clipped = clipped | dual
-        loss = -adv * surrogate
-        ctx.save_for_backward(loss.masked_fill(clipped | over, 0.0))
-        ctx.mark_non_differentiable(ratio, low, high, *([] if dual is None else [dual]))
-        return loss, ratio, low, high, dual
+    def forward(ctx, log_ratio, adv, lower, upper):
+        clamped = torch.minimum(torch.maximum(log_ratio, lower), upper)  # broadcast bounds: faster than clamp(tensor)
+        loss = torch.exp(clamped).mul_(-adv.detach())
+        side = clamped.sub_(log_ratio)
+        inside = torch.sign(side.abs()).neg_().add_(1.0)  # 1 where the clamp did not bite, else 0
+        ctx.save_for_backward(inside.mul_(loss))
+        ctx.mark_non_differentiable(side)
+        return loss, side
 
     @staticmethod
-    def backward(ctx, grad_loss, *_):
+    def backward(ctx, grad_loss, _):
         (coef,) = ctx.saved_tensors
-        return grad_loss * coef, None, None, None, None, None
+        return grad_loss * coef, None, None, None
 
 
 def _clipped(log_ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float, dual_clip: float | None,
-             max_log_ratio: float = 20.0):
-    """Per-element clipped loss plus (ratio, low, high, dual) clip indicators for the diagnostics."""
-    if dual_clip is not None and dual_clip <= 1.0:
-        raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
-    return _ClippedSurrogate.apply(log_ratio, adv, clip_low, clip_high, dual_clip, max_log_ratio)
+             max_log_ratio: float = _MAX_LOG_RATIO) -> tuple[Tensor, Tensor, _Bounds]:
+    """Per-element clipped loss (shaped like log_ratio), the clamp's side (see _Bounds.fractions), the bounds."""
+    bounds = _Bounds(adv, clip_low, clip_high, dual_clip, max_log_ratio)
+    loss, side = _ClippedSurrogate.apply(log_ratio, adv, bounds.lower, bounds.upper)
+    return loss, side, bounds
 
 
 @POLICY_LOSSES.register("ppo")
@@ -278,17 +313,18 @@ def ppo_loss(
     clip_high = clip_low if clip_high is None else clip_high
     adv = _broadcast_adv(advantages, log_prob)
     log_ratio = log_prob - old_log_prob
-    # log-ratio clamped above at 20 against overflow; below -20 the ratio is ~0 either way (verl clamps both).
-    loss, ratio, low, high, dual = _clipped(log_ratio, adv, clip_low, clip_high, dual_clip)
+    # log-ratio capped at 20 against overflow; below -20 the ratio is ~0 either way (verl clamps both).
+    loss, side, bounds = _clipped(log_ratio, adv, clip_low, clip_high, dual_clip)
 
     def metrics() -> dict[str, Tensor]:
         live = _Live.of(mask, log_prob)
-        m = _ratio_metrics(ratio, live, ratio, log_ratio.detach().clamp(max=20.0), live, logits)
+        lr = log_ratio.detach()
+        m = _ratio_metrics(lr, live, lr, live, logits)
         with torch.no_grad():
-            m["clipfrac_low"], m["clipfrac_high"] = live.fraction(low), live.fraction(high)
-            m["clipfrac"] = m["clipfrac_low"] + m["clipfrac_high"]
+            low, high, dual = bounds.fractions(side, live)
+            m["clipfrac_low"], m["clipfrac_high"], m["clipfrac"] = low, high, low + high
             if dual is not None:
-                m["clipfrac_dual"] = live.fraction(dual)
+                m["clipfrac_dual"] = dual
         return m
 
     return LossOutput(aggregate(loss, mask, agg, norm), metrics)
@@ -346,21 +382,19 @@ def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, no
     if per_token:
         # GSPO-token: the value of every token's ratio is s_i, its gradient flows through its own token.
         log_ratio = log_prob - log_prob.detach() + log_s.detach()[:, None]
-        loss, _, low, high, _ = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None, 10.0)
+        loss, side, bounds = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None, 10.0)
         out = aggregate(loss, mask, agg, norm)
         clip_live = token_live
     else:
-        adv = _sequence_adv(advantages, log_prob, mask)
-        seq_loss, _, low, high, _ = _clipped(log_s, adv, clip_low, clip_high, None, 10.0)
+        seq_loss, side, bounds = _clipped(log_s, _sequence_adv(advantages, log_prob, mask), clip_low, clip_high, None, 10.0)
         out = _aggregate_sequences(seq_loss, lengths, agg, T, norm)  # every token carries its sequence's loss
         clip_live = seq_live
 
     def metrics() -> dict[str, Tensor]:
         with torch.no_grad():
-            d = diff.detach()
-            m = _ratio_metrics(torch.exp(log_s.detach()), seq_live, torch.exp(d), d, token_live, logits)
-            m["clipfrac_low"], m["clipfrac_high"] = clip_live.fraction(low), clip_live.fraction(high)
-            m["clipfrac"] = m["clipfrac_low"] + m["clipfrac_high"]
+            m = _ratio_metrics(log_s.detach(), seq_live, diff.detach(), token_live, logits)
+            low, high, _ = bounds.fractions(side, clip_live)
+            m["clipfrac_low"], m["clipfrac_high"], m["clipfrac"] = low, high, low + high
         return m
 
     return LossOutput(out, metrics)
