@@ -226,3 +226,61 @@ def test_tokenizer_without_chat_template_is_a_clear_error(model_dir, tmp_path):
         (bad / extra).unlink(missing_ok=True)
     with pytest.raises(ConfigError, match="no chat template"):
         LMPolicy.from_config(LMConfig(model=str(bad)))
+
+
+def test_shared_prefix_scoring_gives_the_same_values_and_gradients(model_dir):
+    """Rows sharing a prompt run it once; log-probs, entropy and gradients equal the plain pass."""
+    pol = policy(model_dir)
+    g = torch.Generator().manual_seed(0)
+    prompt_a, prompt_b = torch.randint(5, 300, (7,), generator=g), torch.randint(5, 300, (4,), generator=g)
+    rows, masks = [], []
+    for prompt, n_gen, obs in ((prompt_a, 5, 0), (prompt_a, 3, 2), (prompt_a, 6, 0), (prompt_b, 4, 3), (prompt_b, 2, 0)):
+        gen = torch.randint(5, 300, (n_gen,), generator=g)
+        tail = torch.randint(5, 300, (obs,), generator=g)  # a later observation (mask 0) and one more generated token
+        extra = torch.randint(5, 300, (1,), generator=g) if obs else torch.zeros(0, dtype=torch.long)
+        rows.append(torch.cat([prompt, gen, tail, extra]))
+        masks.append(torch.cat([torch.zeros(len(prompt)), torch.ones(n_gen), torch.zeros(obs), torch.ones(len(extra))]))
+    T = max(len(r) for r in rows)
+    ids = torch.zeros(len(rows), T, dtype=torch.long)
+    attn, mask = torch.zeros_like(ids), torch.zeros(len(rows), T)
+    for b, (r, m) in enumerate(zip(rows, masks)):
+        ids[b, :len(r)], attn[b, :len(r)], mask[b, :len(r)] = r, 1, m
+
+    def run(share):
+        pol.model.zero_grad()
+        s = token_logprobs(pol.model, ids, attn, mask, 0.8, with_entropy=True, share_prefix=share)
+        ((s.logprobs * mask).sum() / mask.sum()).backward()
+        grads = [p.grad.clone() for p in pol.model.parameters() if p.grad is not None]
+        return s.logprobs.detach(), s.entropy, grads
+
+    plain, shared = run(False), run(True)
+    torch.testing.assert_close(shared[0], plain[0], atol=2e-5, rtol=0)
+    torch.testing.assert_close(shared[1], plain[1], atol=2e-5, rtol=0)
+    assert len(shared[2]) == len(plain[2])
+    for a, b in zip(shared[2], plain[2]):
+        torch.testing.assert_close(a, b, atol=2e-5, rtol=1e-4)
+    assert (plain[0][mask == 0] == 0).all() and (plain[0][mask == 1] < 0).all()
+
+
+@pytest.mark.parametrize("lora", [0, 4])
+def test_lean_decoder_matches_the_transformers_forward(model_dir, lora):
+    """The engine's fast path (preallocated cache + lean decode step) against plain transformers calls."""
+    from harnessrl.policies.generation import HFEngine
+
+    pol = policy(model_dir, lora_rank=lora)
+    if lora:
+        with torch.no_grad():
+            for name, p in pol.model.named_parameters():
+                if "lora_B" in name:
+                    p.normal_(0, 0.3)
+    fast = pol.engine
+    assert fast.lean is not None and fast.preallocate
+    slow = HFEngine(pol.model, pol.pad_token_id, preallocate=False, lean=False)
+    prompts = [[5, 9, 13, 40, 41], [7, 8], [5, 9, 13, 40, 41], [100, 3, 2, 1, 50, 60, 61]]
+    for params in (SamplingParams(16, 0.0, stop_token_ids=pol.stop_token_ids), SamplingParams(16, 1.0)):
+        a = fast.generate(prompts, params, torch.Generator().manual_seed(3))
+        b = slow.generate(prompts, params, torch.Generator().manual_seed(3))
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x.token_ids, y.token_ids)
+            np.testing.assert_allclose(x.logprobs, y.logprobs, atol=1e-4)
+            assert x.finished == y.finished

@@ -71,17 +71,66 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, generator: torch.G
         cum = sorted_lp.exp().cumsum(-1)
         drop = cum - sorted_lp.exp() > params.top_p  # keep the smallest set whose mass reaches top_p
         filtered = filtered.scatter(-1, order, sorted_lp.masked_fill(drop, -torch.inf))
-    probs = torch.softmax(filtered, dim=-1)
-    tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    # Inverse-CDF sampling: one uniform number per row (torch.multinomial draws one per vocabulary entry).
+    cdf = torch.softmax(filtered, dim=-1).cumsum(-1)
+    u = torch.rand((cdf.shape[0], 1), generator=generator, device=cdf.device, dtype=cdf.dtype) * cdf[:, -1:]
+    tokens = torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp(max=cdf.shape[-1] - 1)
     return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+
+
+def _is_plain_decoder(model: torch.nn.Module) -> bool:
+    """Full-attention decoder layers only (sliding-window / linear-attention models keep transformers' cache)."""
+    try:
+        cfg = model.config.get_text_config(decoder=True)
+    except AttributeError:
+        return False
+    types = getattr(cfg, "layer_types", None)
+    return bool(getattr(cfg, "num_hidden_layers", 0)) and (types is None or set(types) == {"full_attention"})
+
+
+def _preallocated_cache(model: torch.nn.Module, capacity: int):
+    """A KV cache whose layers write into buffers sized for the whole generation.
+
+    transformers' DynamicLayer grows by torch.cat on every token (a copy of the whole cache per
+    layer per step); here each layer allocates [B, heads, capacity, head_dim] once and returns
+    views of the filled part. Same values, no per-token copies.
+    """
+    from transformers.cache_utils import Cache, DynamicLayer
+
+    class Preallocated(DynamicLayer):
+        def update(self, key_states, value_states, *args, **kwargs):
+            if not self.is_initialized:
+                B, H, _, D = key_states.shape
+                self.device, self.n = key_states.device, 0
+                self.kbuf = key_states.new_empty(B, H, capacity, D)
+                self.vbuf = value_states.new_empty(B, value_states.shape[1], capacity, value_states.shape[-1])
+                self.is_initialized = True
+            m = key_states.shape[-2]
+            self.kbuf[:, :, self.n:self.n + m] = key_states
+            self.vbuf[:, :, self.n:self.n + m] = value_states
+            self.n += m
+            self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices):
+            if self.is_initialized:
+                self.kbuf, self.vbuf = self.kbuf[indices], self.vbuf[indices]
+                self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
+
+    layers = getattr(model.config.get_text_config(decoder=True), "num_hidden_layers", None)
+    return Cache(layers=[Preallocated() for _ in range(layers)]) if layers else None
 
 
 class HFEngine(GenerationEngine):
     """Batched, KV-cached sampling with a Hugging Face causal LM (or a PEFT model around one)."""
 
-    def __init__(self, model: torch.nn.Module, pad_token_id: int):
+    def __init__(self, model: torch.nn.Module, pad_token_id: int, preallocate: bool = True, lean: bool = True):
+        from harnessrl.policies import decode
+
         self.model = model
         self.pad_token_id = int(pad_token_id)
+        self.preallocate = preallocate and _is_plain_decoder(model)
+        self.lean = decode.LeanDecoder(model) if lean and self.preallocate and decode.supports(model) else None
 
     @property
     def device(self) -> torch.device:
@@ -114,7 +163,8 @@ class HFEngine(GenerationEngine):
             attn[i, width - len(p):] = 1
         ids, attn = ids.to(device), attn.to(device)
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
+        cache = _preallocated_cache(self.model, width + params.max_new_tokens) if self.preallocate else None
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1)
         cache = out.cache
         rows = torch.tensor(row_of, dtype=torch.long, device=device)
         if len(uniq) < len(prompts) or row_of != list(range(len(prompts))):
@@ -145,9 +195,17 @@ class HFEngine(GenerationEngine):
                 live, tok, attn, next_pos = live[keep], tok[keep], attn[keep], next_pos[keep]
                 cache.batch_select_indices(keep)
             attn = torch.cat([attn, torch.ones_like(attn[:, :1])], dim=1)
-            out = self.model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos[:, None],
-                             cache=cache, use_cache=True)
-            cache, logits, next_pos = out.cache, out.logits[:, -1], next_pos + 1
+            if self.lean is not None:  # the same step without transformers' per-call bookkeeping (decode.py)
+                layers = cache.layers
+                logits = self.lean.step(tok, next_pos, layers[0].n, [x.kbuf for x in layers], [x.vbuf for x in layers],
+                                        attn.bool())
+                for x in layers:
+                    x.n += 1
+            else:
+                out = self.model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos[:, None],
+                                 cache=cache, use_cache=True)
+                cache, logits = out.cache, out.logits[:, -1]
+            next_pos = next_pos + 1
 
         tokens_np, logps_np, fin = tokens_out.cpu().numpy(), logps_out.cpu().numpy(), finished.cpu().numpy()
         result = []

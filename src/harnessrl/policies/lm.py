@@ -3,7 +3,7 @@
     policy = LMPolicy.from_config(LMConfig(model="runs/tiny", lora_rank=8))
     actions = policy.act(states)            # one KV-cached batch for the whole group
     with policy.reference():                # the same model with the adapter disabled
-        ref = token_logprobs(policy.model, ids, attn, mask)
+        ref = token_logprobs(policy.model, ids, attn, mask)   # policies/scoring.py
 
 - The reference policy for KL is the base model with the LoRA adapter disabled: no second
   copy of the weights. Without LoRA (full fine-tuning) a frozen copy is made on first use.
@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,6 +33,7 @@ from harnessrl.config import Config, ConfigError
 from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.chat import ChatEncoder, EpisodeContext
 from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingParams
+from harnessrl.policies.scoring import TokenScores, token_logprobs  # noqa: F401  (re-exported)
 
 
 class LMConfig(Config):
@@ -123,52 +124,6 @@ def check_model_path(name: str) -> None:
         f"model {name!r}: no such directory, and not in the local Hugging Face cache (the hub is offline); "
         "give the path of a model saved with save_pretrained (harnessrl.policies.tiny builds one)"
     )
-
-
-class TokenScores(NamedTuple):
-    logprobs: torch.Tensor  # (B, T), 0 where not a target
-    entropy: torch.Tensor | None  # (B, T) or None
-    hidden: torch.Tensor | None  # (N, H) last hidden state at the positions predicting the N targets
-
-
-def token_logprobs(
-    model: torch.nn.Module,
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor,
-    target_mask: torch.Tensor,
-    temperature: float = 1.0,
-    with_entropy: bool = False,
-    with_hidden: bool = False,
-) -> TokenScores:
-    """Log-probs of the target tokens under softmax(logits / temperature).
-
-    input_ids, attention_mask, target_mask: (B, T), right-padded; target_mask[b, t] = 1 where
-    token t is scored (generated tokens; never t = 0). Only positions that predict a target
-    go through the LM head (prompt and tool-output positions are never scored).
-    Returns logprobs (B, T) and optionally entropy (B, T), zero where target_mask is 0, and
-    the hidden states (N, H) of the predicting positions in row-major target order (critics).
-    """
-    target = target_mask.bool()
-    if target[:, 0].any():
-        raise ValueError("target_mask marks token 0, which no position predicts")
-    keep = torch.zeros_like(target)
-    keep[:, :-1] = target[:, 1:]
-    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                use_cache=False, logits_to_keep=keep, output_hidden_states=with_hidden)
-    logits = out.logits.float()  # (N, V): the kept positions, row-major
-    if temperature > 0 and temperature != 1.0:
-        logits = logits / temperature
-    logp_all = torch.log_softmax(logits, dim=-1)
-    lp = logp_all.gather(-1, input_ids[target][:, None]).squeeze(-1)
-    logprobs = lp.new_zeros(input_ids.shape)
-    logprobs[target] = lp
-    entropy = None
-    if with_entropy:
-        entropy = lp.new_zeros(input_ids.shape)
-        entropy[target] = -(logp_all.exp() * logp_all).sum(-1)
-    hidden = out.hidden_states[-1][keep] if with_hidden else None
-    return TokenScores(logprobs, entropy, hidden)
 
 
 class LMPolicy(Policy):

@@ -33,6 +33,7 @@ SIZES: dict[str, tuple[int, int, int, int, int]] = {
     "micro": (64, 192, 2, 4, 2),
     "small": (128, 384, 4, 4, 2),
     "base": (192, 576, 4, 6, 2),
+    "bench": (192, 576, 6, 6, 2),  # ~3.5M parameters with a 4k vocabulary: the size TRL was measured on
 }
 
 

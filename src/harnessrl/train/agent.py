@@ -150,7 +150,7 @@ class AgentTrainer:
             hidden = self.policy.model.config.hidden_size
             self.critic = make_critic(cfg.critic, hidden, len(self.harnesses), hidden=(64,)).to(self.policy.device)
             groups.append({"params": list(self.critic.parameters()), "lr": cfg.critic_lr})
-        self.optimizer = torch.optim.AdamW(groups, weight_decay=cfg.weight_decay)
+        self.optimizer = adamw(groups, weight_decay=cfg.weight_decay)
         total = cfg.updates * cfg.epochs * cfg.minibatches
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: _lr_factor(cfg, s, total))
         self.update_index = 0
@@ -222,8 +222,9 @@ class AgentTrainer:
         context = torch.tensor([self.harness_index[episodes[e].context.harness_id] for e in batch.episode.tolist()])
         t1 = time.perf_counter()
         with_ref = bool(cfg.kl_coef or cfg.log_kl)
+        on_policy_step = self.frozen is None and cfg.epochs == 1 and cfg.minibatches == 1
         scored = lm_update.score_batch(self.policy, batch, cfg.micro_batch_tokens, with_ref=with_ref,
-                                       critic=self.critic, context=context)
+                                       critic=self.critic, context=context, need_old=not on_policy_step)
         adv, returns = lm_update.token_advantages(cfg.objective, ga.advantages, batch, rewards, scored, cfg.gamma, cfg.lam)
         old_for_ratio = None
         if self.frozen is not None and cfg.offline_correction == "tis":
@@ -275,13 +276,14 @@ class AgentTrainer:
             "format_errors": float(np.mean([e.format_errors for e in episodes])),
             "signal_fraction": ga.signal_fraction, "groups": ga.num_groups,
             "constant_groups": ga.constant_groups, "singleton_groups": ga.singleton_groups,
-            "entropy": float((scored.entropy * batch.mask).sum() / batch.mask.sum().clamp(min=1)),
             "lr": self.scheduler.get_last_lr()[0], "gen_tokens": gen_tokens, "train_tokens": train_tokens,
             "gen_tok_s": gen_tokens / t_roll if t_roll > 0 else 0.0,
             "train_tok_s": train_tokens / t_upd if t_upd > 0 else 0.0,
             "time_rollout_s": t_roll, "time_update_s": t_upd,
         }
         row.update({k: float(v) for k, v in stats.items()})
+        if scored.entropy is not None:  # measured on the scoring pass (pi_old) when there was one
+            row["entropy"] = float((scored.entropy * batch.mask).sum() / batch.mask.sum().clamp(min=1))
         for h in self.harnesses:
             mine = [e for e in episodes if e.context.harness_id == h.id]
             if mine:
@@ -319,6 +321,14 @@ class AgentTrainer:
         self.update_index = int(state["update"])
         self.metrics.rows = list(state["metrics"])
         self.metrics.write()
+
+
+def adamw(params: Any, **kwargs: Any) -> torch.optim.AdamW:
+    """AdamW, the fused kernel where this torch build has one for the device (CPU and CUDA do)."""
+    try:
+        return torch.optim.AdamW(params, fused=True, **kwargs)
+    except (RuntimeError, TypeError):
+        return torch.optim.AdamW(params, **kwargs)
 
 
 def _tis_weights(old: torch.Tensor, behaviour: torch.Tensor, mask: torch.Tensor, cap: float, objective: str) -> torch.Tensor:

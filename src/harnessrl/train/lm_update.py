@@ -30,8 +30,8 @@ DEFAULT_AGG = {"grpo": "token-mean", "rloo": "token-mean", "ppo": "token-mean", 
 
 @dataclass
 class Scored:
-    old: torch.Tensor  # (B, T) pi_old log-probs
-    entropy: torch.Tensor  # (B, T)
+    old: torch.Tensor | None  # (B, T) pi_old log-probs; None = on-policy: the training pass's own, detached
+    entropy: torch.Tensor | None  # (B, T)
     ref: torch.Tensor | None  # (B, T) reference log-probs
     values: torch.Tensor | None  # (B, T) critic values (ppo)
 
@@ -44,8 +44,16 @@ def _features_to_tokens(mask: torch.Tensor, flat: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def score_batch(policy: LMPolicy, batch: TokenBatch, micro_tokens: int, *, with_ref: bool,
-                critic: torch.nn.Module | None = None, context: torch.Tensor | None = None) -> Scored:
-    """pi_old (eval mode: no dropout), entropy, reference and critic values for every row."""
+                critic: torch.nn.Module | None = None, context: torch.Tensor | None = None,
+                need_old: bool = True) -> Scored:
+    """pi_old (eval mode: no dropout), entropy, reference and critic values for every row.
+
+    need_old=False (one on-policy step: pi_old is the weights being trained, so the ratio is 1
+    and its value is the training pass's own log-prob, detached) skips this pass entirely
+    when neither a reference nor a critic is needed — as TRL does for num_iterations=1.
+    """
+    if not need_old and not with_ref and critic is None:
+        return Scored(None, None, None, None)
     model, T = policy.model, policy.cfg.temperature or 1.0
     was = model.training
     model.eval()
@@ -56,7 +64,8 @@ def score_batch(policy: LMPolicy, batch: TokenBatch, micro_tokens: int, *, with_
     try:
         for idx in micro_batches(batch, torch.arange(B), micro_tokens):
             mb = batch.rows(idx).to(policy.device)
-            s = token_logprobs(model, mb.ids, mb.attention, mb.mask, T, with_entropy=True, with_hidden=critic is not None)
+            s = token_logprobs(model, mb.ids, mb.attention, mb.mask, T, with_entropy=True, with_hidden=critic is not None,
+                               share_prefix=True)
             w = mb.ids.shape[1]
             old[idx, :w], ent[idx, :w] = s.logprobs.float().cpu(), s.entropy.float().cpu()
             if critic is not None:
@@ -65,7 +74,7 @@ def score_batch(policy: LMPolicy, batch: TokenBatch, micro_tokens: int, *, with_
                 values[idx, :w] = _features_to_tokens(mb.mask, v).cpu()
             if with_ref:
                 with policy.reference() as r:
-                    ref[idx, :w] = token_logprobs(r, mb.ids, mb.attention, mb.mask, T).logprobs.float().cpu()
+                    ref[idx, :w] = token_logprobs(r, mb.ids, mb.attention, mb.mask, T, share_prefix=True).logprobs.float().cpu()
     finally:
         model.train(was)
     return Scored(old, ent, ref, values)
@@ -120,6 +129,7 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
     for _ in range(epochs):
         order = torch.randperm(B, generator=generator)
         for mb_idx in order.chunk(minibatches):
+            mb_idx = mb_idx.sort().values  # rows of a group stay adjacent, so micro-batches share their prompts
             optimizer.zero_grad(set_to_none=True)
             whole = batch.mask[mb_idx]
             stats: dict[str, float] = {}
@@ -127,11 +137,15 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
                 mb = batch.rows(idx).to(policy.device)
                 w = mb.ids.shape[1]
                 wt = _weight(agg, batch.mask[idx], whole)
-                s = token_logprobs(model, mb.ids, mb.attention, mb.mask, T, with_hidden=critic is not None)
+                s = token_logprobs(model, mb.ids, mb.attention, mb.mask, T, with_entropy=old is None,
+                                   with_hidden=critic is not None, share_prefix=True)
                 lp = s.logprobs
                 dev = lambda x: x[idx, :w].to(lp.device)  # noqa: E731
-                out = policy_loss(objective, lp, dev(old), dev(adv) if objective not in ("gspo",) else
+                old_mb = lp.detach() if old is None else dev(old)
+                out = policy_loss(objective, lp, old_mb, dev(adv) if objective not in ("gspo",) else
                                   _seq(dev(adv), mb.mask), mb.mask, clip_low=clip[0], clip_high=clip[1], agg=agg, norm=norm)
+                if s.entropy is not None:
+                    _acc(stats, {"entropy": masked_mean(s.entropy.detach(), mb.mask)}, wt)
                 loss = out.loss
                 if scored.ref is not None:
                     kl = masked_mean(kl_penalty(lp.detach(), dev(scored.ref), kl_estimator), mb.mask)

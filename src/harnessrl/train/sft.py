@@ -41,7 +41,9 @@ def sft(policy: LMPolicy, episodes: list[Episode], *, epochs: int = 3, lr: float
         raise ValueError("no demonstration episodes to fine-tune on")
     batch = build_batch(episodes, policy.pad_token_id)
     params = policy.trainable_parameters()
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    from harnessrl.train.agent import adamw
+
+    opt = adamw(params, lr=lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model, losses = policy.model, []
@@ -51,12 +53,13 @@ def sft(policy: LMPolicy, episodes: list[Episode], *, epochs: int = 3, lr: float
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.05, 1.0 - s / max(1, total_steps)))
     for _ in range(epochs):
         for idx in torch.randperm(B, generator=gen).split(batch_rows):
+            idx = idx.sort().values
             opt.zero_grad(set_to_none=True)
             whole = batch.mask[idx].sum().clamp(min=1)
             step_loss = 0.0
             for micro in micro_batches(batch, idx, micro_batch_tokens):
                 mb = batch.rows(micro).to(policy.device)
-                lp = token_logprobs(model, mb.ids, mb.attention, mb.mask).logprobs
+                lp = token_logprobs(model, mb.ids, mb.attention, mb.mask, share_prefix=True).logprobs
                 loss = -(lp * mb.mask).sum() / whole
                 loss.backward()
                 step_loss += float(loss.detach())
