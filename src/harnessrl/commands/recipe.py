@@ -88,3 +88,7 @@ app.command("conditioned-critic")(conditioned_critic)
 from harnessrl.commands.recipe_reward_tilt import reward_tilt  # noqa: E402
 
 app.command("reward-tilt")(reward_tilt)
+
+from harnessrl.commands.recipe_multi_harness import multi_harness  # noqa: E402
+
+app.command("multi-harness")(multi_harness)
