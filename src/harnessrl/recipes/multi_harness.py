@@ -63,7 +63,7 @@ class MultiHarnessConfig(Config):
     train_harnesses: list[str] = ["lookup-plain", "lookup-kv", "lookup-brief"]
     sealed_harness: str = "lookup-json"
     eval_fraction: float = Field(0.2, gt=0, lt=1, description="Last fraction of the suite held out for evaluation.")
-    sft_seeds: int = Field(20, ge=1, description="Demonstrations per training task (lookup draws a world per seed).")
+    sft_seeds: int = Field(12, ge=1, description="Demonstrations per training task (lookup draws a world per seed).")
     sft_epochs: int = Field(4, ge=1)
     sft_lr: float = 3e-3
     sft_batch: int = 32
