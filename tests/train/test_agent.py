@@ -142,3 +142,18 @@ def test_bad_input_fails_before_rollouts(model_dir, tmp_path):
         make(model_dir, tmp_path, updates=1).run()
     with pytest.raises(ConfigError, match="different config"):
         make(model_dir, tmp_path, updates=2, lr=1e-4).run(resume=True)
+
+
+def test_token_budget_ends_episodes_with_token_limit(model_dir, tmp_path):
+    """A multi-turn episode whose context outgrows the budget stops with status token_limit (not a crash,
+    not a format error), and its tokens still train."""
+    cfg = AgentTrainConfig(policy=LMConfig(model=str(model_dir), max_new_tokens=8, max_context_tokens=100),
+                           run_dir=str(tmp_path / "run"), harnesses=["toy-long"], group_size=4, tasks_per_update=2,
+                           updates=1, lr=1e-3)
+    tr = AgentTrainer(cfg, tasks=toy.tasks(), harnesses=[toy.harness("toy-long", max_turns=20)], open_env=toy.open_env)
+    rows = tr.run()
+    eps = RecordStore(tmp_path / "run" / "store").episodes()
+    assert {e.status for e in eps} == {"token_limit"}
+    assert all(e.format_errors == 0 and 2 <= e.num_turns < 20 for e in eps)
+    assert all(sum(len(t.token_ids) for t in e.turns) <= 100 for e in eps)
+    assert rows[0]["gen_tokens"] > 0
