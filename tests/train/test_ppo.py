@@ -130,3 +130,4 @@ def test_resume_after_kill_is_bit_identical(tmp_path):
         assert torch.equal(final["agent"][k], v), k
     assert final["history"] == reference.history
     assert final["episodes"] == reference.episodes
+

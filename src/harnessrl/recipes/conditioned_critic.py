@@ -77,6 +77,7 @@ class CartPoleSettings(FamilySettings):
 
 
 class MiniGridSettings(FamilySettings):
+    total_steps: int = Field(60_000, ge=1)
     env_id: str = "MiniGrid-DoorKey-5x5-v0"
     num_contexts: int = 4
     num_train_levels: int = 32

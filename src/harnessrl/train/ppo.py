@@ -150,6 +150,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     obs_norm = ObsNormalizer(cfg.obs_norm, env.num_contexts, obs_space.shape)
     rew_norm = RewardNormalizer(cfg.reward_norm, env.num_contexts, N, cfg.gamma)
     low, high = (None, None) if agent.discrete else (act_space.low, act_space.high)
+    ctx_np, norm_obs, norm_rew = np.asarray(env.context), cfg.obs_norm != "none", cfg.reward_norm != "none"
 
     # -- start fresh or resume --------------------------------------------------------------
     history: list[dict[str, float]] = []
@@ -192,15 +193,14 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
                 out = agent.policy_out(agent.features(torch.from_numpy(obs_buf[step])))
                 action = agent.sample(out, generator).numpy()
                 act_buf[step] = action
-                env_action = action if low is None else np.clip(action, low, high)
-                raw, reward, term, trunc, info = env.step(env_action)
-                rew_buf[step] = rew_norm(reward, env.context, term | trunc)
+                raw, reward, term, trunc, info = env.step(action if low is None else np.clip(action, low, high))
+                rew_buf[step] = rew_norm(reward, ctx_np, term | trunc) if norm_rew else reward
                 term_buf[step], trunc_buf[step] = term, trunc
-                if cfg.bootstrap_truncation and trunc.any():
+                if info and cfg.bootstrap_truncation:  # info is empty unless an episode ended
                     ids = np.flatnonzero(trunc & ~term)
                     if len(ids):
-                        final_obs.append((step, ids, obs_norm(info["final_obs"][ids], env.context[ids], update=False)))
-                next_obs = obs_norm(raw, env.context)
+                        final_obs.append((step, ids, obs_norm(info["final_obs"][ids], ctx_np[ids], update=False)))
+                next_obs = obs_norm(raw, ctx_np) if norm_obs else raw.astype(obs_dtype, copy=False)
         global_step += batch_size
         first_new = len(episodes)
         for e in env.pop_episodes():

@@ -90,7 +90,7 @@ class ActorCritic(nn.Module):
     # -- the pieces the trainer calls ------------------------------------------------------
 
     def features(self, obs: Tensor) -> Tensor:
-        return self.trunk(obs)
+        return obs if self._fast is not None else self.trunk(obs)
 
     def policy_out(self, feats: Tensor) -> Tensor:
         """Logits (B, n_actions) or Gaussian means (B, action_dim).
