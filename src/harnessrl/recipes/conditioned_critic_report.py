@@ -102,7 +102,13 @@ def value_error_rows(results: list[dict]) -> list[dict]:
     return rows
 
 
-def aggregate_rows(results: list[dict]) -> list[dict]:
+COLUMNS = ["family", "critic", "seeds", "IQM normalised return (train contexts)", "IQM return (unseen levels)",
+           "IQM normalised return during training (AUC)", "mean value MSE", "train time / run (s)"]
+
+
+def aggregate_rows(cfg: Any, results: list[dict]) -> list[dict]:
+    from harnessrl.recipes.conditioned_critic import Job, normalizer
+
     rows = []
     for (family, task), by_critic in _group(results).items():
         for critic, runs in by_critic.items():
@@ -112,14 +118,18 @@ def aggregate_rows(results: list[dict]) -> list[dict]:
             row: dict[str, Any] = {"family": family if task == family else f"{family}/{task}", "critic": critic,
                                    "seeds": len(runs)}
             est = aggregate_iqm(train)
-            row["IQM normalised return (train contexts)"] = f"{est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]"
+            row[COLUMNS[3]] = f"{est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]"
             if runs[0]["test_episodes"]:
                 test = np.array([[np.mean([e["score"] for e in r["test_episodes"]])] for r in runs])
                 est = aggregate_iqm(test)
-                row["IQM return (unseen levels)"] = f"{est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]"
+                row[COLUMNS[4]] = f"{est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]"
+            norm = normalizer(cfg, Job(**runs[0]["job"]), runs[0]["contexts"])
+            auc = np.array([[_nanmean([norm(k, h[f"return/{k}"]) for h in r["history"]]) for k in range(K)] for r in runs])
+            est = aggregate_iqm(np.nan_to_num(auc))
+            row[COLUMNS[5]] = f"{est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]"
             ve = _ci([_nanmean(r["value_error"]["mse"]) for r in runs])
-            row["mean value MSE"] = f"{ve.value:.4g} [{ve.lo:.4g}, {ve.hi:.4g}]"
-            row["train time / run (s)"] = float(np.mean([r["wall_time"] for r in runs]))
+            row[COLUMNS[6]] = f"{ve.value:.4g} [{ve.lo:.4g}, {ve.hi:.4g}]"
+            row[COLUMNS[7]] = float(np.mean([r["wall_time"] for r in runs]))
             rows.append(row)
     return rows
 
@@ -215,9 +225,10 @@ def build_report(cfg: Any, results: list[dict], out_dir: Path, store_path: Path,
               caption="Value MSE per context, mean [95% CI]")
     rep.section("Aggregate", "Normalised returns of the trained policies on evaluation episodes (bandit: share of the "
                 "best arm's gain; CartPole: return / (500 x reward per step); MiniGrid: its own [0, 1] return; Procgen: "
-                "easy-mode (R - R_min) / (R_max - R_min)). IQM with stratified-bootstrap 95% CIs over seeds x contexts.")
-    agg = aggregate_rows(results)
-    rep.table(agg, caption="Aggregate per family and critic", columns=list(dict.fromkeys(k for r in agg for k in r)))
+                "easy-mode (R - R_min) / (R_max - R_min)), and the same normalised return averaged over training (area "
+                "under the learning curve: how fast it learned). IQM with stratified-bootstrap 95% CIs over seeds x contexts.")
+    agg = aggregate_rows(cfg, results)
+    rep.table(agg, caption="Aggregate per family and critic", columns=[c for c in COLUMNS if any(c in r for r in agg)])
     rep.section("Learning curves", "Mean episodic return per context during training; bands: 95% normal CI over seeds.")
     for (family, task), by_critic in _group(results).items():
         name = family if task == family else f"{family}/{task}"

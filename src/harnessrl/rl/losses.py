@@ -375,25 +375,25 @@ def _aggregate_sequences(seq_loss: Tensor, lengths: Tensor, mode: str, T: int, n
 def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token: bool):
     mask = check_mask(mask, log_prob)
     diff = log_prob - old_log_prob
-    log_s = _token_mean_per_sequence(diff, mask).clamp(max=10.0)  # (B,), as sequence_log_ratio
     B, T = log_prob.shape
     lengths = log_prob.new_full((B,), T) if mask is None else mask.sum(-1)
-    token_live, seq_live = _Live.of(mask, log_prob), _Live.of((lengths > 0).to(log_prob.dtype), lengths)
+    # (B,), as sequence_log_ratio
+    log_s = ((diff * mask).sum(-1) / lengths.clamp(min=1) if mask is not None else diff.mean(-1)).clamp(max=10.0)
     if per_token:
         # GSPO-token: the value of every token's ratio is s_i, its gradient flows through its own token.
         log_ratio = log_prob - log_prob.detach() + log_s.detach()[:, None]
         loss, side, bounds = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None, 10.0)
         out = aggregate(loss, mask, agg, norm)
-        clip_live = token_live
     else:
         seq_loss, side, bounds = _clipped(log_s, _sequence_adv(advantages, log_prob, mask), clip_low, clip_high, None, 10.0)
         out = _aggregate_sequences(seq_loss, lengths, agg, T, norm)  # every token carries its sequence's loss
-        clip_live = seq_live
 
     def metrics() -> dict[str, Tensor]:
         with torch.no_grad():
+            token_live = _Live.of(mask, log_prob)
+            seq_live = _Live.of((lengths > 0).to(log_prob.dtype), lengths)
             m = _ratio_metrics(log_s.detach(), seq_live, diff.detach(), token_live, logits)
-            low, high, _ = bounds.fractions(side, clip_live)
+            low, high, _ = bounds.fractions(side, token_live if per_token else seq_live)
             m["clipfrac_low"], m["clipfrac_high"], m["clipfrac"] = low, high, low + high
         return m
 
