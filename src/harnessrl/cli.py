@@ -6,7 +6,7 @@ import typer
 
 from harnessrl import __version__
 from harnessrl.commands import eval as eval_cmd
-from harnessrl.commands import analyze, bipa, recipe, records, seal
+from harnessrl.commands import analyze, bipa, recipe, records, seal, train
 
 app = typer.Typer(
     name="harnessrl",
@@ -19,6 +19,7 @@ app.command("eval")(eval_cmd.eval_command)
 app.add_typer(seal.app, name="seal")
 app.add_typer(bipa.app, name="bipa")
 app.add_typer(recipe.app, name="recipe")
+app.add_typer(train.app, name="train")
 app.command("analyze")(analyze.analyze)
 
 
