@@ -107,7 +107,8 @@ def anchor(logp, old, rewards, contexts, mask):
     metrics = {
         "grpo": dict(loss=grpo.item(), clipfrac_low=g_low / n_tok, clipfrac_high=g_high / n_tok, approx_kl=g_kl / n_tok,
                      ratio_min=g_min, ratio_max=g_max, ratio_mean=g_sum / n_tok),
-        "gspo": dict(loss=gspo.item(), clipfrac_low=s_low / n_seq, clipfrac_high=s_high / n_seq, approx_kl=g_kl / n_tok,
+        "gspo": dict(loss=gspo.item(), clipfrac_low=s_low / n_seq, clipfrac_high=s_high / n_seq,
+                     approx_kl=sum(v - 1 - math.log(v) for v in s_vals) / n_seq,
                      ratio_min=min(s_vals), ratio_max=max(s_vals), ratio_mean=sum(s_vals) / n_seq),
     }
     return metrics, lp.grad

@@ -181,10 +181,11 @@ class _Live:
         return torch.dot(x.reshape(-1), self.weights.reshape(-1)) / self.count  # one fused multiply-sum
 
 
-def _ratio_metrics(log_ratio: Tensor, live: _Live, token_log_ratio: Tensor, token_live: _Live,
+def _ratio_metrics(log_ratio: Tensor, live: _Live, token_log_ratio: Tensor, token_live: _Live | None,
                    logits: Tensor | None) -> dict[str, Tensor]:
     """Ratio min/mean/max over `live` (from log-ratios: exp is monotone, so min/max come from the
-    log-ratios' extremes); approx KL and entropy over `token_live`."""
+    log-ratios' extremes); approx KL over `token_live` (`live` when token_log_ratio is log_ratio),
+    entropy over `token_live` when logits are given."""
     with torch.no_grad():
         lr = log_ratio.clamp(max=_MAX_LOG_RATIO)
         mean_lr = live.mean(lr)
@@ -390,9 +391,10 @@ def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, no
 
     def metrics() -> dict[str, Tensor]:
         with torch.no_grad():
-            token_live = _Live.of(mask, log_prob)
+            token_live = _Live.of(mask, log_prob) if per_token or logits is not None else None
             seq_live = _Live.of((lengths > 0).to(log_prob.dtype), lengths)
-            m = _ratio_metrics(log_s.detach(), seq_live, diff.detach(), token_live, logits)
+            ls = log_s.detach()  # approx KL on GSPO's own ratio s_i: k3 averaged over sequences
+            m = _ratio_metrics(ls, seq_live, ls, token_live, logits)
             low, high, _ = bounds.fractions(side, token_live if per_token else seq_live)
             m["clipfrac_low"], m["clipfrac_high"], m["clipfrac"] = low, high, low + high
         return m
@@ -408,8 +410,8 @@ def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: 
 
     log_prob, old_log_prob, mask: (B, T); advantages: (B,) (a (B, T) input is reduced to its
     per-sequence mean). Each token carries its sequence's loss, so the default aggregation
-    gives the paper's (1/G) sum_i. Ratio and clip diagnostics are per sequence. GSPO has no
-    dual clip: dual_clip must stay None.
+    gives the paper's (1/G) sum_i. Ratio, clip and approx-KL diagnostics are per sequence (on
+    s_i: approx_kl = mean_i (s_i - 1 - log s_i)). GSPO has no dual clip: dual_clip must stay None.
     """
     if dual_clip is not None:
         raise ValueError("GSPO has no dual clip; leave dual_clip unset")

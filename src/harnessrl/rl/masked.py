@@ -15,6 +15,8 @@ def masked_sum(x: Tensor, mask: Tensor | None, dim: int | None = None) -> Tensor
     """Sum of x where mask is set. x, mask: same shape (or broadcastable)."""
     if mask is None:
         return x.sum() if dim is None else x.sum(dim)
+    if dim is None and x.shape == mask.shape and x.dtype == mask.dtype:
+        return torch.dot(x.reshape(-1), mask.reshape(-1))  # one fused multiply-sum (and one backward op)
     x = x * mask
     return x.sum() if dim is None else x.sum(dim)
 
