@@ -157,3 +157,22 @@ def test_token_budget_ends_episodes_with_token_limit(model_dir, tmp_path):
     assert all(e.format_errors == 0 and 2 <= e.num_turns < 20 for e in eps)
     assert all(sum(len(t.token_ids) for t in e.turns) <= 100 for e in eps)
     assert rows[0]["gen_tokens"] > 0
+
+
+def test_train_agent_cli_runs_and_resumes(model_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from harnessrl.cli import app
+
+    args = ["train", "agent", "--model", str(model_dir), "--run-dir", str(tmp_path / "run"),
+            "--set", "harnesses=[lookup-plain,lookup-kv]", "--set", "tasks=[lookup/000,lookup/001]",
+            "--set", "group_size=2", "--set", "tasks_per_update=1", "--set", "policy.max_new_tokens=6"]
+    run = lambda *extra: CliRunner().invoke(app, [*args, *extra], catch_exceptions=False)  # noqa: E731
+    res = run("--set", "updates=1")
+    assert res.exit_code == 0, res.output
+    assert "update 1" in res.output and (tmp_path / "run" / "metrics.csv").exists()
+    assert run("--set", "updates=2").exit_code == 2  # a used run folder needs --resume
+    res = run("--set", "updates=2", "--resume")
+    assert res.exit_code == 0 and "update 2" in res.output and "update 1 " not in res.output
+    res = CliRunner().invoke(app, ["train", "agent", "--model", str(tmp_path / "nope"), "--set", "harnesses=[lookup-plain]"])
+    assert res.exit_code == 2 and "no such directory" in res.output
