@@ -70,7 +70,7 @@ def test_paper_preset_builds_the_full_protocol_without_code_changes():
     procgen = [j for j in jobs if j.family == "procgen"]
     assert len({j.task for j in procgen}) == 16 and len(procgen) == 16 * 3 * 5
     p = cc.ppo_config(cfg, procgen[0])
-    assert p.network == "impala" and p.total_steps == 25_000_000 and p.reward_norm == "context"
+    assert p.network == "impala" and p.total_steps == 25_000_000 and p.reward_norm == "context" and p.device == "auto"
     assert cfg.procgen.num_levels == 200 and cfg.cartpole.total_steps == 500_000
     assert cc.ppo_config(cfg, [j for j in jobs if j.family == "cartpole"][0]).reward_norm == "pooled"
     assert {j.task for j in jobs if j.family == "mujoco"} == {"HalfCheetah-v5", "Hopper-v5"}

@@ -8,7 +8,8 @@ multihead` on families of multi-context environments, several seeds each, then m
 the evaluation episodes to the record store and an HTML report with CIs over seeds.
 
     harnessrl recipe conditioned-critic                 # bandit, CartPole variants, MiniGrid; ~minutes on 2 cores
-    harnessrl recipe conditioned-critic --scale paper   # + MuJoCo, BipedalWalker, 16 Procgen games x 25M steps
+    harnessrl recipe conditioned-critic --scale paper -j 8   # + MuJoCo, BipedalWalker, 16 Procgen games x 25M
+                                                             # steps (Procgen on the GPU when there is one)
 
 Each (family, task, critic, seed) run lives in its own folder with checkpoints; `--resume`
 continues unfinished runs bit-identically and reuses finished ones.
@@ -51,7 +52,7 @@ FAMILY_PPO: dict[str, dict[str, Any]] = {
                     obs_norm="context", reward_norm="context"),
     # cleanrl's ppo_procgen settings (IMPALA CNN, gamma 0.999), with per-context reward scaling
     "procgen": dict(network="impala", num_steps=256, update_epochs=3, num_minibatches=8, learning_rate=5e-4,
-                    gamma=0.999, ent_coef=0.01, anneal_lr=False, reward_norm="context"),
+                    gamma=0.999, ent_coef=0.01, anneal_lr=False, reward_norm="context", device="auto"),
 }
 
 

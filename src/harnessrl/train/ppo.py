@@ -65,6 +65,7 @@ class PPOConfig(Config):
     reward_norm: Literal["none", "pooled", "context"] = "none"
     seed: int = 0
     torch_threads: int = Field(1, ge=1)
+    device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:\d+)?)$", description="cpu, cuda[:N], or auto (cuda if present)")
     checkpoint_every: int = Field(0, ge=0, description="updates between checkpoints (0 = only at the end when run_dir is set)")
 
     @model_validator(mode="after")
@@ -85,6 +86,10 @@ class PPOResult:
     rew_norm: RewardNormalizer
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def device(self) -> torch.device:
+        return next(self.agent.parameters()).device
+
     def policy_fn(self, seed: int = 0, deterministic: bool = False) -> Callable[[np.ndarray], np.ndarray]:
         """obs (N, *obs) as the env returns them -> actions, through the training-time obs normaliser."""
         gen = torch.Generator().manual_seed(seed)
@@ -92,8 +97,8 @@ class PPOResult:
 
         def act(obs: np.ndarray, context: np.ndarray | None = None) -> np.ndarray:
             ctx = np.zeros(len(obs), dtype=np.int64) if context is None else context
-            x = torch.from_numpy(self.obs_norm(obs, ctx, update=False))
-            a = self.agent.act(x, gen, deterministic).numpy()
+            x = torch.from_numpy(self.obs_norm(obs, ctx, update=False)).to(self.device)
+            a = self.agent.act(x, gen, deterministic).cpu().numpy()
             return a if self.agent.discrete else np.clip(a, space.low, space.high)
         return act
 
@@ -101,8 +106,9 @@ class PPOResult:
         """(obs (B, *obs), context (B,)) -> critic values in the env's reward units (reward
         normalisation undone with the final running std of each context)."""
         def value(obs: np.ndarray, context: np.ndarray) -> np.ndarray:
-            x = torch.from_numpy(self.obs_norm(obs, context, update=False))
-            v = self.agent.predict_value(x, torch.from_numpy(np.asarray(context, dtype=np.int64))).numpy()
+            x = torch.from_numpy(self.obs_norm(obs, context, update=False)).to(self.device)
+            ctx = torch.from_numpy(np.asarray(context, dtype=np.int64)).to(self.device)
+            v = self.agent.predict_value(x, ctx).cpu().numpy()
             return v * self.rew_norm.scale(context)
         return value
 
@@ -131,11 +137,13 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     num_updates = max(1, cfg.total_steps // batch_size)
 
     # -- agent, optimiser, storage --------------------------------------------------------
+    dev = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else
+                       "cpu" if cfg.device == "auto" else cfg.device)
     torch.manual_seed(cfg.seed)
     generator = torch.Generator().manual_seed(cfg.seed)
     obs_space, act_space = env.single_observation_space, env.single_action_space
     agent = ActorCritic(obs_space, act_space, env.num_contexts, critic=cfg.critic, network=cfg.network, hidden=cfg.hidden,
-                        critic_kwargs={"conditioning": cfg.critic_conditioning} if cfg.critic == "conditioned" else None)
+                        critic_kwargs={"conditioning": cfg.critic_conditioning} if cfg.critic == "conditioned" else None).to(dev)
     # fused: one kernel per parameter group instead of ~10 ops per parameter (CPU support since torch 2.4)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5, fused=True)
     obs_dtype = np.uint8 if cfg.network == "impala" else np.float32
@@ -145,7 +153,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     term_buf = np.zeros((T, N), dtype=bool)
     trunc_buf = np.zeros((T, N), dtype=bool)
     final_obs: list[tuple[int, np.ndarray, np.ndarray]] = []  # (step, env ids, their final obs) at truncations
-    context = torch.from_numpy(np.asarray(env.context, dtype=np.int64))
+    context = torch.from_numpy(np.asarray(env.context, dtype=np.int64)).to(dev)
     b_context = context.repeat(T)
     obs_norm = ObsNormalizer(cfg.obs_norm, env.num_contexts, obs_space.shape)
     rew_norm = RewardNormalizer(cfg.reward_norm, env.num_contexts, N, cfg.gamma)
@@ -190,8 +198,8 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
         with torch.no_grad():
             for step in range(T):
                 obs_buf[step] = next_obs
-                out = agent.policy_out(agent.features(torch.from_numpy(obs_buf[step])))
-                action = agent.sample(out, generator).numpy()
+                out = agent.policy_out(agent.features(torch.from_numpy(obs_buf[step]).to(dev)))
+                action = agent.sample(out, generator).cpu().numpy()
                 act_buf[step] = action
                 raw, reward, term, trunc, info = env.step(action if low is None else np.clip(action, low, high))
                 rew_buf[step] = rew_norm(reward, ctx_np, term | trunc) if norm_rew else reward
@@ -207,21 +215,21 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
             episodes.append((*e, global_step))
 
         # -- old log-probs, values, bootstrap values: one batched forward -----------------------
-        b_obs = torch.from_numpy(obs_buf).reshape(batch_size, *obs_space.shape)
-        b_actions = torch.from_numpy(act_buf).reshape(batch_size, *act_buf.shape[2:])
+        b_obs = torch.from_numpy(obs_buf).reshape(batch_size, *obs_space.shape).to(dev)
+        b_actions = torch.from_numpy(act_buf).reshape(batch_size, *act_buf.shape[2:]).to(dev)
         with torch.no_grad():
             feats = agent.features(b_obs)
             b_logprobs, _ = agent.log_prob_entropy(agent.policy_out(feats), b_actions)
             values = agent.value(feats, b_context).reshape(T, N)  # validates the context ids once per rollout
-            last_values = agent.value(agent.features(torch.from_numpy(next_obs)), context)
-            final_values = torch.zeros(T, N)
+            last_values = agent.value(agent.features(torch.from_numpy(next_obs).to(dev)), context)
+            final_values = torch.zeros(T, N, device=dev)
             if final_obs:
                 steps = np.concatenate([np.full(len(ids), s) for s, ids, _ in final_obs])
                 ids = np.concatenate([ids for _, ids, _ in final_obs])
-                fobs = torch.from_numpy(np.concatenate([o for _, _, o in final_obs]))
+                fobs = torch.from_numpy(np.concatenate([o for _, _, o in final_obs])).to(dev)
                 final_values[steps, ids] = agent.value(agent.features(fobs), context[ids])
             # GAE along time: the (T, N) buffers are viewed as (N, T)
-            rewards, term, trunc = torch.from_numpy(rew_buf), torch.from_numpy(term_buf), torch.from_numpy(trunc_buf)
+            rewards, term, trunc = (torch.from_numpy(x).to(dev) for x in (rew_buf, term_buf, trunc_buf))
             if not cfg.bootstrap_truncation:  # cleanrl: a truncation ends the episode like a termination
                 term, trunc = term | trunc, torch.zeros_like(trunc)
             adv, ret = gae(rewards.T, values.T, gamma=cfg.gamma, lam=cfg.gae_lambda, terminated=term.T, truncated=trunc.T,
@@ -232,7 +240,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
         t_update = time.perf_counter()
         stats = _Stats()
         for _epoch in range(cfg.update_epochs):
-            perm = torch.randperm(batch_size, generator=generator)
+            perm = torch.randperm(batch_size, generator=generator).to(dev)
             for start in range(0, batch_size - minibatch_size + 1, minibatch_size):
                 mb = perm[start:start + minibatch_size]
                 feats = agent.features(b_obs[mb])
@@ -301,6 +309,7 @@ class _Stats:
 
 def _value_stats(values: torch.Tensor, returns: torch.Tensor, context: torch.Tensor, K: int) -> dict[str, float]:
     """Explained variance and per-context mean squared error of V against the GAE returns of this rollout."""
+    values, returns, context = values.cpu(), returns.cpu(), context.cpu()
     var = returns.var()
     out = {"explained_variance": float(1 - (returns - values).var() / var) if var > 0 else float("nan")}
     err = torch.zeros(K).index_add_(0, context, (values - returns).square())

@@ -112,9 +112,11 @@ class ActorCritic(nn.Module):
 
         Categorical by Gumbel-max, argmax(logits - log E) with E ~ Exp(1): exact, and cheaper
         than torch.multinomial for a few rows."""
+        # noise comes from the trainer's CPU generator (reproducible on any device), then moves to out's device
         if self.discrete:
-            return (out - torch.empty_like(out).exponential_(generator=generator).log()).argmax(-1)
-        noise = torch.randn(out.shape, generator=generator, dtype=out.dtype)
+            exp_noise = torch.empty(out.shape, dtype=out.dtype).exponential_(generator=generator).to(out.device)
+            return (out - exp_noise.log()).argmax(-1)
+        noise = torch.randn(out.shape, generator=generator, dtype=out.dtype).to(out.device)
         return out + self.log_std.exp() * noise
 
     def mode(self, out: Tensor) -> Tensor:
