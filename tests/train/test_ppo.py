@@ -27,11 +27,11 @@ def _cartpole(n=4):
 
 
 def test_ppo_learns_cartpole():
-    res = train_ppo(PPOConfig(total_steps=24_576, seed=1), _cartpole())
+    res = train_ppo(PPOConfig(total_steps=32_768, seed=1), _cartpole())
     early = np.nanmean([h["return"] for h in res.history[:3]])
     late = np.nanmean([h["return"] for h in res.history[-5:]])
-    assert early < 40 and late > 100, (early, late)  # random play is ~22
-    assert res.global_step == 24_576 and len(res.history) == 48
+    assert early < 40 and late > 100, (early, late)  # random play is ~22 (seeds 0-4 reach 120-165 here)
+    assert res.global_step == 32_768 and len(res.history) == 64
 
 
 def test_same_seed_same_bits_and_different_seed_differs():

@@ -6,15 +6,17 @@ one batched pass, GAE with time-limit bootstrapping (rl.advantages.gae), then `u
 passes of minibatch PPO-clip + clipped value loss + entropy bonus (rl.losses).
 
 Lean by design, because PPO on small envs is all framework overhead: rollout storage is
-preallocated numpy/torch arrays shaped (steps, envs); the per-step work is one actor forward
-and a sample under no_grad; values and old log-probs are computed for the whole rollout at
-once afterwards (the policy does not change during a rollout); one torch thread.
+preallocated numpy arrays shaped (steps, envs); the per-step work is one actor forward and
+a sample (for a CPU MLP in numpy, on views of the live torch weights: a few-row forward pass
+costs less there than torch's per-op dispatch); values and old log-probs are computed by
+torch for the whole rollout at once afterwards (the policy does not change during a
+rollout); one torch thread.
 
-Determinism: every random draw comes from the seeded torch generator, the env seeds or the
-seeded parameter init, so a run is bit-identical on one machine for a given seed. With a
-`run_dir`, a checkpoint (weights, optimizer, generator, env and normaliser state, history) is
-written atomically every `checkpoint_every` updates; `resume=True` continues from it to the
-same bits as an uninterrupted run.
+Determinism: every random draw comes from the seeded torch generator, the seeded numpy
+generator, the env seeds or the seeded parameter init, so a run is bit-identical on one
+machine for a given seed. With a `run_dir`, a checkpoint (weights, optimizer, generators,
+env and normaliser state, history) is written atomically every `checkpoint_every` updates;
+`resume=True` continues from it to the same bits as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -139,7 +141,9 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     # -- agent, optimiser, storage --------------------------------------------------------
     dev = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else
                        "cpu" if cfg.device == "auto" else cfg.device)
+    on_cpu = dev.type == "cpu"  # the rollout loop skips device transfers then
     torch.manual_seed(cfg.seed)
+    np_rng = np.random.default_rng(cfg.seed)  # rollout sampling when the actor runs in numpy
     generator = torch.Generator().manual_seed(cfg.seed)
     obs_space, act_space = env.single_observation_space, env.single_action_space
     agent = ActorCritic(obs_space, act_space, env.num_contexts, critic=cfg.critic, network=cfg.network, hidden=cfg.hidden,
@@ -158,6 +162,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     obs_norm = ObsNormalizer(cfg.obs_norm, env.num_contexts, obs_space.shape)
     rew_norm = RewardNormalizer(cfg.reward_norm, env.num_contexts, N, cfg.gamma)
     low, high = (None, None) if agent.discrete else (act_space.low, act_space.high)
+    np_actor = agent.numpy_policy()
     ctx_np, norm_obs, norm_rew = np.asarray(env.context), cfg.obs_norm != "none", cfg.reward_norm != "none"
 
     # -- start fresh or resume --------------------------------------------------------------
@@ -176,6 +181,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
         agent.load_state_dict(state["agent"])
         optimizer.load_state_dict(state["optimizer"])
         generator.set_state(state["generator"])
+        np_rng.bit_generator.state = state["np_rng"]
         env.set_state(state["env"])
         obs_norm.load_state_dict(state["obs_norm"])
         rew_norm.load_state_dict(state["rew_norm"])
@@ -198,8 +204,12 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
         with torch.no_grad():
             for step in range(T):
                 obs_buf[step] = next_obs
-                out = agent.policy_out(agent.features(torch.from_numpy(obs_buf[step]).to(dev)))
-                action = agent.sample(out, generator).cpu().numpy()
+                if np_actor is not None:
+                    action = agent.numpy_sample(np_actor(obs_buf[step]), np_rng)
+                else:
+                    x = torch.from_numpy(obs_buf[step])
+                    action = agent.sample(agent.policy_out(agent.features(x if on_cpu else x.to(dev))), generator)
+                    action = (action if on_cpu else action.cpu()).numpy()
                 act_buf[step] = action
                 raw, reward, term, trunc, info = env.step(action if low is None else np.clip(action, low, high))
                 rew_buf[step] = rew_norm(reward, ctx_np, term | trunc) if norm_rew else reward
@@ -280,6 +290,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
                 "config": cfg.model_dump(), "context_names": list(env.context_names), "update": update + 1,
                 "global_step": global_step, "elapsed": elapsed,
                 "agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "generator": generator.get_state(),
+                "np_rng": np_rng.bit_generator.state,
                 "env": env.get_state(), "obs_norm": obs_norm.state_dict(), "rew_norm": rew_norm.state_dict(),
                 "next_obs": next_obs, "history": history, "episodes": episodes,
             })

@@ -11,7 +11,7 @@ state-independent log-std (cleanrl ppo_continuous_action.py). All shapes: B = ba
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -104,6 +104,29 @@ class ActorCritic(nn.Module):
             x = torch.tanh(torch.addmm(b, x, w.t()))
         return torch.addmm(self.actor_head.bias, x, self.actor_head.weight.t())
 
+    def numpy_policy(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """For the tanh MLP on CPU: obs (N, D) float32 -> policy output (N, A) computed in numpy on views
+        of the live weights (they follow every in-place optimiser step). A few-row forward pass in numpy
+        costs a third of the torch dispatch; None when the network is not a CPU MLP."""
+        if self._fast is None or self.actor_head.weight.device.type != "cpu":
+            return None
+        layers = [(w.detach().numpy(), b.detach().numpy()) for w, b in self._fast]
+        head_w, head_b = self.actor_head.weight.detach().numpy(), self.actor_head.bias.detach().numpy()
+
+        def forward(obs: np.ndarray) -> np.ndarray:
+            x = obs
+            for w, b in layers:
+                x = np.tanh(x @ w.T + b)
+            return x @ head_w.T + head_b
+        return forward
+
+    def numpy_sample(self, out: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """`sample` in numpy with a numpy Generator (Gumbel-max for categorical, Gaussian noise for Box)."""
+        if self.discrete:
+            return (out - np.log(rng.standard_exponential(out.shape, dtype=np.float32))).argmax(-1)
+        std = np.exp(self.log_std.detach().numpy())
+        return (out + std * rng.standard_normal(out.shape, dtype=np.float32)).astype(np.float32)
+
     def value(self, feats: Tensor, context: Tensor, check: bool = True) -> Tensor:
         return self.critic(feats, context, check)
 
@@ -114,10 +137,10 @@ class ActorCritic(nn.Module):
         than torch.multinomial for a few rows."""
         # noise comes from the trainer's CPU generator (reproducible on any device), then moves to out's device
         if self.discrete:
-            exp_noise = torch.empty(out.shape, dtype=out.dtype).exponential_(generator=generator).to(out.device)
-            return (out - exp_noise.log()).argmax(-1)
-        noise = torch.randn(out.shape, generator=generator, dtype=out.dtype).to(out.device)
-        return out + self.log_std.exp() * noise
+            noise = torch.empty(out.shape, dtype=out.dtype).exponential_(generator=generator).log_()
+            return (out - (noise if out.device.type == "cpu" else noise.to(out.device))).argmax(-1)
+        noise = torch.randn(out.shape, generator=generator, dtype=out.dtype)
+        return out + self.log_std.exp() * (noise if out.device.type == "cpu" else noise.to(out.device))
 
     def mode(self, out: Tensor) -> Tensor:
         """The most likely action (deterministic evaluation)."""
