@@ -70,10 +70,10 @@ class MultiHarnessConfig(Config):
     rules: list[str] = ["within", "cross"]
     seeds: list[int] = [0, 1, 2]
     objective: str = "grpo"
-    updates: int = Field(40, ge=1)
+    updates: int = Field(80, ge=1)
     group_size: int = Field(8, ge=2)
     tasks_per_update: int = 4
-    lr: float = 3e-4
+    lr: float = 5e-4
     kl_coef: float = 0.0
     temperature: float = 1.0
     max_new_tokens: int = 12

@@ -13,7 +13,7 @@ import numpy as np
 from harnessrl.episode import Episode
 from harnessrl.evaluate.matrix import harness_summary
 from harnessrl.evaluate.seal import verify_seal, write_sealed_eval
-from harnessrl.evaluate.stats import bootstrap_ci
+from harnessrl.evaluate.stats import Estimate, bootstrap_ci
 from harnessrl.records import RecordStore
 from harnessrl.recipes.multi_harness import CLAIM
 from harnessrl.report.html import Report
@@ -35,10 +35,43 @@ def _by_task(episodes: list[Episode]) -> dict[str, float]:
     return {t: float(np.mean(v)) for t, v in acc.items()}
 
 
-def _paired_diff(a: list[Episode], b: list[Episode], seed: int = 0):
-    ta, tb = _by_task(a), _by_task(b)
-    common = sorted(set(ta) & set(tb))
-    return bootstrap_ci(np.array([ta[t] - tb[t] for t in common]), seed=seed)
+def _run_key(ep: Episode) -> str:
+    """The RL run an evaluation episode belongs to: run ids are eval-<run> and sealed-<run>."""
+    return ep.run_id.split("-", 1)[1]
+
+
+def _run_task_matrix(episodes: list[Episode], runs: list[str], tasks: list[str]) -> np.ndarray:
+    """(runs, tasks) solve rate of each run on each task (over its evaluation worlds)."""
+    acc: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for e in episodes:
+        acc[(_run_key(e), e.context.task_id)].append(e.success)
+    return np.array([[np.mean(acc[(r, t)]) if acc.get((r, t)) else np.nan for t in tasks] for r in runs])
+
+
+def _two_level_diff(a: np.ndarray, b: np.ndarray, n: int = 2000, seed: int = 0) -> Estimate:
+    """Mean(a) - mean(b) with a bootstrap over seeds (each rule's runs) and, paired, over tasks.
+
+    a, b: (runs, tasks) matrices of two rules on the same tasks. Resampling runs as well as tasks
+    keeps seed-to-seed variation in the interval (a bootstrap over tasks alone would hide it).
+    """
+    rng = np.random.default_rng(seed)
+    point = float(np.nanmean(a) - np.nanmean(b))
+    T = a.shape[1]
+    stats = np.empty(n)
+    for i in range(n):
+        t = rng.integers(0, T, T)
+        ra, rb = rng.integers(0, a.shape[0], a.shape[0]), rng.integers(0, b.shape[0], b.shape[0])
+        stats[i] = np.nanmean(a[ra][:, t]) - np.nanmean(b[rb][:, t])
+    lo, hi = np.nanpercentile(stats, [2.5, 97.5])
+    return Estimate(point, float(lo), float(hi), int(a.shape[0] + b.shape[0]))
+
+
+def _rule_diff(ev: dict[str, list[Episode]], harnesses: list[str], rule_a: str, rule_b: str) -> Estimate:
+    a_eps = [e for e in ev[rule_a] if e.context.harness_id in harnesses]
+    b_eps = [e for e in ev[rule_b] if e.context.harness_id in harnesses]
+    tasks = sorted({e.context.task_id for e in a_eps} & {e.context.task_id for e in b_eps})
+    runs = lambda eps: sorted({_run_key(e) for e in eps})  # noqa: E731
+    return _two_level_diff(_run_task_matrix(a_eps, runs(a_eps), tasks), _run_task_matrix(b_eps, runs(b_eps), tasks))
 
 
 def _ci_text(est) -> str:
@@ -77,7 +110,7 @@ def build_report(res: dict[str, Any], command: str) -> Path:
     rep.section("Solve rate on held-out tasks", (
         f"pass@1 (greedy) per harness with 95% percentile-bootstrap CIs over tasks; seeds pooled. Trained harnesses: "
         f"{', '.join(trained)}. Sealed (never trained on, evaluated once under seal `{seal.name}`): {sealed_h}."))
-    rows, summaries = [], {}
+    rows, summaries = [], {}  # harness_summary: CIs over tasks (seeds pooled); the rule difference below adds seeds
     for g, eps in ev.items():
         summ = {r["harness_id"]: r for r in harness_summary(eps, seed=0)}
         summaries[g] = summ
@@ -93,15 +126,15 @@ def build_report(res: dict[str, Any], command: str) -> Path:
     rep.figure(_bars(summaries, [*trained, sealed_h], sealed_h), "pass@1 per harness and policy (95% CIs over tasks)", name="solve_rates")
 
     if all(r in ev for r in ("within", "cross")):
-        w, c = ev["within"], ev["cross"]
-        d_tr = _paired_diff([e for e in w if e.context.harness_id in trained], [e for e in c if e.context.harness_id in trained])
-        d_se = _paired_diff([e for e in w if e.context.harness_id == sealed_h], [e for e in c if e.context.harness_id == sealed_h])
+        d_tr = _rule_diff(ev, trained, "within", "cross")
+        d_se = _rule_diff(ev, [sealed_h], "within", "cross")
         rates = [summaries[g][h]["pass@1"] for g in summaries for h in summaries[g]]
         spread = {h: [summaries[g][h]["pass@1"] for g in ("within", "cross") if h in summaries[g]] for h in [*trained, sealed_h]}
         lo_h = min(spread, key=lambda h: np.mean(spread[h]))
         hi_h = max(spread, key=lambda h: np.mean(spread[h]))
         rep.section("Grouping rule vs evaluation harness", (
-            f"Within - Cross (paired over held-out tasks, seeds pooled): trained harnesses {_ci_text(d_tr)}; sealed harness "
+            f"Within - Cross (95% CI from a bootstrap over seeds and, paired, over held-out tasks): trained harnesses "
+            f"{_ci_text(d_tr)}; sealed harness "
             f"{_ci_text(d_se)}. "
             + ("The interval on the sealed harness contains 0: at this scale, Cross credit did not make the policy more "
                "portable than Within. " if d_se.lo <= 0 <= d_se.hi else
