@@ -176,3 +176,23 @@ def test_train_agent_cli_runs_and_resumes(model_dir, tmp_path):
     assert res.exit_code == 0 and "update 2" in res.output and "update 1 " not in res.output
     res = CliRunner().invoke(app, ["train", "agent", "--model", str(tmp_path / "nope"), "--set", "harnesses=[lookup-plain]"])
     assert res.exit_code == 2 and "no such directory" in res.output
+
+
+def test_tracking_sinks_are_off_by_default_and_explain_a_missing_package(tmp_path):
+    import importlib.util
+
+    from harnessrl.train.metrics import MetricsTable
+
+    table = MetricsTable(tmp_path)
+    assert table.tb is None and table.wb is None
+    table.log({"update": 1, "reward_mean": 0.5})
+    assert (tmp_path / "metrics.csv").read_text().splitlines()[1] == "1,0.5"
+    if importlib.util.find_spec("tensorboard") is None:
+        with pytest.raises(ConfigError, match="tracking"):
+            MetricsTable(tmp_path, tensorboard=True)
+    else:
+        MetricsTable(tmp_path / "tb", tensorboard=True).log({"update": 1, "reward_mean": 0.5})
+        assert any((tmp_path / "tb" / "tensorboard").iterdir())
+    if importlib.util.find_spec("wandb") is None:
+        with pytest.raises(ConfigError, match="tracking"):
+            MetricsTable(tmp_path, wandb=True)
