@@ -75,3 +75,20 @@ def test_recipe_rejects_bad_settings(tmp_path):
         from harnessrl.recipes.multi_harness import preset
 
         preset("huge")
+
+
+@pytest.mark.slow
+def test_recipe_with_a_given_model_and_lora(tmp_path):
+    """The `--model PATH --lora-rank N` path (what a GPU run uses): LoRA SFT merged into a new base, LoRA RL."""
+    from tests import tiny_lm
+
+    model = tiny_lm.build(tmp_path)
+    out = tmp_path / "mh"
+    sets = [x for s in SMALL for x in ("--set", s)]
+    res = invoke("--out", str(out), "--workers", "1", "--model", str(model), "--lora-rank", "4", *sets)
+    assert res.exit_code == 0, res.output
+    assert not (out / "model").exists()  # no tiny model was built
+    assert (out / "sft" / "model.safetensors").exists() and not (out / "sft" / "adapter_config.json").exists()
+    for run in ("within-s0", "cross-s0"):
+        assert (out / "runs" / run / "final" / "adapter_config.json").exists()
+    assert "LoRA rank 4" in (out / "report.html").read_text()
