@@ -27,7 +27,7 @@ def test_cli_end_to_end_with_resume(tmp_path):
     res = runner.invoke(app, ["recipe", "conditioned-critic", "--out", str(out), "--store", str(store), "-j", "2", *TINY])
     assert res.exit_code == 0, res.output
     html = (out / "report.html").read_text()
-    for text in ("Per-context value error", "Headline", "mean value error is below the shared", "IQM",
+    for text in ("Per-context value error", "Headline", "Value error of the conditioned critic vs the shared", "IQM",
                  "unseen levels", "How to reproduce", "offset10"):
         assert text in html, text
     assert (out / "value_error.png").stat().st_size > 1000 and (out / "curves_bandit.png").exists()
