@@ -105,3 +105,19 @@ def test_bad_settings_fail_before_training(tmp_path):
         cc.preset("huge")
     res = CliRunner().invoke(app, ["recipe", "conditioned-critic", "--out", str(tmp_path), "--set", "seeds=oops"])
     assert res.exit_code == 2 and "seeds" in res.output
+
+
+def test_multi_task_families_are_aggregated_over_seeds_and_tasks():
+    from harnessrl.recipes.conditioned_critic_report import family_rows
+
+    def run(task, critic, seed, score):
+        return {"job": {"family": "procgen", "task": task, "critic": critic, "seed": seed},
+                "test_episodes": [{"score": score}], "train_episodes": []}
+
+    results = [run(t, c, s, (0.5 if c == "shared" else 0.6) + 0.1 * i)
+               for i, t in enumerate(["coinrun", "maze"]) for c in ("shared", "conditioned") for s in (0, 1)]
+    rows = {r["critic"]: r for r in family_rows(results)}
+    assert rows["shared"]["family"] == "procgen (all 2 tasks)" and rows["shared"]["seeds"] == 2
+    assert rows["shared"]["IQM return (unseen levels)"].startswith("0.550")
+    assert rows["conditioned"]["IQM return (unseen levels)"].startswith("0.650")
+    assert rows["conditioned"]["vs shared"] == "+18.2%" and rows["shared"]["vs shared"] == "+0.0%"

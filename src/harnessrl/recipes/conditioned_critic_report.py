@@ -103,7 +103,7 @@ def value_error_rows(results: list[dict]) -> list[dict]:
 
 
 COLUMNS = ["family", "critic", "seeds", "IQM normalised return (train contexts)", "IQM return (unseen levels)",
-           "IQM normalised return during training (AUC)", "mean value MSE", "train time / run (s)"]
+           "IQM normalised return during training (AUC)", "mean value MSE", "train time / run (s)", "vs shared"]
 
 
 def aggregate_rows(cfg: Any, results: list[dict]) -> list[dict]:
@@ -131,6 +131,40 @@ def aggregate_rows(cfg: Any, results: list[dict]) -> list[dict]:
             row[COLUMNS[6]] = f"{ve.value:.4g} [{ve.lo:.4g}, {ve.hi:.4g}]"
             row[COLUMNS[7]] = float(np.mean([r["wall_time"] for r in runs]))
             rows.append(row)
+    return rows + family_rows(results)
+
+
+def _by_seed(runs: list[dict]) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = defaultdict(list)
+    for r in runs:
+        out[r["job"]["seed"]].append(r)
+    return out
+
+
+def family_rows(results: list[dict]) -> list[dict]:
+    """One row per (family with several tasks, critic): IQM over seeds x tasks, as the paper aggregates
+    the 16 Procgen games (normalised return on unseen levels) — and the change against the shared critic."""
+    rows = []
+    families = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        families[r["job"]["family"]][r["job"]["critic"]].append(r)
+    for family, by_critic in families.items():
+        tasks = sorted({r["job"]["task"] for runs in by_critic.values() for r in runs})
+        if len(tasks) < 2:
+            continue
+        point = {}
+        for critic, runs in by_critic.items():
+            seeds = _by_seed(runs)
+            col, key = (COLUMNS[4], "test_episodes") if runs[0]["test_episodes"] else (COLUMNS[3], "train_episodes")
+            scores = np.array([[_nanmean([e["score"] for r in seeds[s] if r["job"]["task"] == t for e in r[key]])
+                                for t in tasks] for s in sorted(seeds)])  # (seeds, tasks)
+            est = aggregate_iqm(np.nan_to_num(scores))
+            point[critic] = est.value
+            rows.append({"family": f"{family} (all {len(tasks)} tasks)", "critic": critic, "seeds": len(seeds),
+                         col: f"{est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]"})
+        if point.get("shared"):
+            for row in rows[-len(by_critic):]:
+                row["vs shared"] = f"{100 * (point[row['critic']] / point['shared'] - 1):+.1f}%"
     return rows
 
 
