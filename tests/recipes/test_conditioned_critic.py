@@ -105,6 +105,10 @@ def test_bad_settings_fail_before_training(tmp_path):
         cc.preset("huge")
     res = CliRunner().invoke(app, ["recipe", "conditioned-critic", "--out", str(tmp_path), "--set", "seeds=oops"])
     assert res.exit_code == 2 and "seeds" in res.output
+    res = CliRunner().invoke(app, ["recipe", "conditioned-critic", "--out", str(tmp_path / "x"), "--set", "families=[minigrid]",
+                                   "--set", "minigrid.env_id=MiniGrid-Nope-v0"])
+    assert res.exit_code == 2 and "context 'levels0-7'" in res.output and "MiniGrid-Nope-v0" in res.output
+    assert not (tmp_path / "x").exists()  # refused before any run started
 
 
 def test_multi_task_families_are_aggregated_over_seeds_and_tasks():

@@ -8,11 +8,14 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, progress, user_errors
+from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+from harnessrl.envs.multicontext import EnvConfigError
 
 
 def conditioned_critic(
@@ -29,7 +32,7 @@ def conditioned_critic(
     from harnessrl.recipes import conditioned_critic as recipe
     from harnessrl.recipes.conditioned_critic_report import build_report, store_episodes
 
-    with user_errors():
+    with user_errors(), _env_errors():
         sets = list(overrides) + ([f"workers={workers}"] if workers else [])
         cfg = recipe.load(scale, config, sets)
         jobs = recipe.jobs(cfg)
@@ -53,3 +56,12 @@ def conditioned_critic(
         report = build_report(cfg, results, out, store_path, "harnessrl " + " ".join(shlex.quote(a) for a in args), wall)
     console.print(f"{written} evaluation episodes -> {store_path}")
     console.print(f"report: {report}  ({wall:.0f} s)")
+
+
+@contextmanager
+def _env_errors() -> Iterator[None]:
+    """An environment that cannot be built or returns NaN/inf is a user error: a message, exit code 2."""
+    try:
+        yield
+    except EnvConfigError as err:
+        raise fail(str(err)) from None

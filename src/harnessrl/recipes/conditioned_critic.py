@@ -277,6 +277,10 @@ def run_recipe(cfg: ConditionedCriticConfig, out_dir: str | Path, *, resume: boo
     todo = jobs(cfg)
     for job in todo:  # fail fast on bad settings, before any training time is spent
         ppo_config(cfg, job)
+    for job in {(j.family, j.task): j for j in todo}.values():  # every env builds and passes its pre-flight
+        for env in make_envs(cfg, job, job.seed):
+            if env is not None:
+                env.close()
     if not resume and any((out_dir / "runs").glob("**/checkpoint.pt")):
         raise ConfigError(f"{out_dir} already holds runs; pass --resume to continue them or choose a new --out")
     out_dir.mkdir(parents=True, exist_ok=True)
