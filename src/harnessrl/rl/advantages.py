@@ -120,12 +120,12 @@ def _gae_masked(rewards, values, mask, term, trunc, final_values, last, gamma, l
 
 def context_field(ctx: Any, name: str, position: int) -> Any:
     """Read task_id/harness_id from a tuple, a mapping, or any object with attributes."""
-    if isinstance(ctx, Mapping):
-        return ctx[name]
-    if isinstance(ctx, (tuple, list)):
+    if isinstance(ctx, (tuple, list)):  # checked first: the common case, and cheaper than the Mapping ABC
         if position >= len(ctx):
             raise ValueError(f"context {ctx!r} has no {name} (expected (task_id, harness_id))")
         return ctx[position]
+    if isinstance(ctx, Mapping):
+        return ctx[name]
     if isinstance(ctx, str):
         if position == 0:
             return ctx

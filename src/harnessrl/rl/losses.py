@@ -198,10 +198,11 @@ def _ratio_metrics(log_ratio: Tensor, live: _Live, token_log_ratio: Tensor, toke
         else:
             tlr = token_log_ratio.clamp(max=_MAX_LOG_RATIO)
             token_ratio_mean, token_mean_lr = token_live.mean(torch.exp(tlr)), token_live.mean(tlr)
+        some = live.total > 0  # an empty batch reports 0, not exp(the fill value)
         m = {
-            "ratio_min": torch.where(live.total > 0, lo.exp(), 0.0),
+            "ratio_min": lo.exp() * some,
             "ratio_mean": ratio_mean,
-            "ratio_max": torch.where(live.total > 0, hi.exp(), 0.0),
+            "ratio_max": hi.exp() * some,
             # Schulman's k3 estimate of KL(old || new) from samples of the old policy: E[(r - 1) - log r]
             "approx_kl": token_ratio_mean - token_mean_lr - 1.0,
         }
@@ -234,12 +235,11 @@ class _Bounds:
             raise ValueError(f"clip range must satisfy 0 < clip_low < 1 and clip_high > 0; got {clip_low}, {clip_high}")
         if dual_clip is not None and dual_clip <= 1.0:
             raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
-        inf = torch.tensor(math.inf, dtype=adv.dtype)
         self.neg, self.pos = adv < 0, adv > 0
         cap = min(math.log(dual_clip), max_log_ratio) if dual_clip is not None else max_log_ratio
         self.dual = dual_clip
-        self.lower = torch.where(self.neg, math.log(1.0 - clip_low), -inf)
-        self.upper = torch.where(self.pos, min(math.log(1.0 + clip_high), max_log_ratio), cap)
+        self.lower = torch.full_like(adv, -math.inf).masked_fill_(self.neg, math.log(1.0 - clip_low))
+        self.upper = torch.full_like(adv, cap).masked_fill_(self.pos, min(math.log(1.0 + clip_high), max_log_ratio))
 
     def fractions(self, side: Tensor, live: "_Live") -> tuple[Tensor, Tensor, Tensor | None]:
         """Shares of counted positions that PPO clipped low, high, and by the dual clip.
