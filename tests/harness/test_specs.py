@@ -4,7 +4,7 @@ rule (task needs vs harness capabilities) is explicit and tested."""
 import pytest
 
 from harnessrl.config import ConfigError
-from harnessrl.evaluate.run import plan_eval, resolve_harness
+from harnessrl.evaluate.run import plan_eval
 from harnessrl.harness.base import FormatError, builtin_specs, load_spec, make_harness
 from harnessrl.policies.scripted import Oracle
 from harnessrl.rollout.loop import RolloutItem, run_group
@@ -83,13 +83,13 @@ def test_scope_rule_is_explicit_and_reported(suite):
 
 
 def test_ceiling_variants_are_specs(suite):
-    window = resolve_harness("swe_agent_window30")
+    window = make_harness("swe_agent_window30")
     assert window.spec.options["window"] == 30 and window.style == "swe_agent"
-    editor_only = resolve_harness("openhands_editor_only")
+    editor_only = make_harness("openhands_editor_only")
     assert "shell" not in editor_only.capabilities and editor_only.compatibility(suite["count-lines"])
-    capped = resolve_harness("qwen_code_3turns")
+    capped = make_harness("qwen_code_3turns")
     assert capped.spec.max_turns == 3
-    eps = run_group(Oracle(), [RolloutItem(resolve_harness(h), suite["fix-add"], 0)
+    eps = run_group(Oracle(), [RolloutItem(make_harness(h), suite["fix-add"], 0)
                                for h in ("swe_agent_window30", "aider_blind", "openhands_editor_only", "qwen_code_3turns")])
     assert all(e.success for e in eps), [(e.context.harness_id, e.outcome) for e in eps]
     assert "Files in the repository (their contents are not shown)" in eps[1].turns[0].observation

@@ -24,7 +24,7 @@ from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate import seal as sealing
 from harnessrl.evaluate.matrix import cell_table, harness_summary
-from harnessrl.harness.base import SPEC_DIR, Harness, builtin_specs, make_harness
+from harnessrl.harness.base import Harness, builtin_specs, make_harness
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.records import RecordStore
 from harnessrl.rollout.backends import Job, run_jobs
@@ -72,14 +72,6 @@ def scope_reason(harness: Harness, task: Any) -> str | None:
     return f"{harness.style} drives {', '.join(harness.env_kinds)} tasks, not {getattr(task, 'kind', '?')!r}"
 
 
-def resolve_harness(name: str) -> Harness:
-    """A built-in id, a variant id (harness/specs/variants), or a spec file path."""
-    variant = SPEC_DIR / "variants" / f"{name}.toml"
-    if name not in builtin_specs() and "/" not in name and not name.endswith((".toml", ".yaml", ".yml")) and variant.exists():
-        return make_harness(variant)
-    return make_harness(name)
-
-
 def _harnesses(names: Sequence[str], kinds: set[str], seals_dir: Any) -> tuple[list[Harness], list[str]]:
     """Harness objects for `names` ("all" = built-ins driving a kind of the suite); sealed ones out of "all"."""
     sealed_ids = {h["id"] for s in sealing.all_seals(seals_dir) for h in s.manifest["harnesses"]}
@@ -94,7 +86,7 @@ def _harnesses(names: Sequence[str], kinds: set[str], seals_dir: Any) -> tuple[l
                     else:
                         out.append(h)
         else:
-            h = resolve_harness(name)
+            h = make_harness(name)  # a built-in id, a variant id or a spec file
             if h.id in {x.id for x in out}:
                 raise ConfigError(f"harness {h.id!r} is listed twice")
             out.append(h)

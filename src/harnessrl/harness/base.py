@@ -247,8 +247,13 @@ def register_style(cls: type[Harness]) -> type[Harness]:
 
 
 def builtin_specs() -> dict[str, Path]:
-    """Built-in harness ids -> their spec files (harness/specs/*.toml)."""
+    """Built-in harness ids -> their spec files (harness/specs/*.toml): the harnesses `all` means."""
     return {p.stem: p for p in sorted(SPEC_DIR.glob("*.toml"))}
+
+
+def variant_specs() -> dict[str, Path]:
+    """Ceiling-changing variants (harness/specs/variants/*.toml): known by id, not part of `all`."""
+    return {p.stem: p for p in sorted((SPEC_DIR / "variants").glob("*.toml"))}
 
 
 def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> HarnessSpec:
@@ -258,9 +263,12 @@ def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = (
 
     path = Path(id_or_path)
     if not path.suffix:
-        specs = builtin_specs()
+        specs = {**variant_specs(), **builtin_specs()}
         if str(id_or_path) not in specs:
-            raise ConfigError(f"unknown harness {str(id_or_path)!r}; built-in: {', '.join(specs)} (or give a .toml/.yaml path)")
+            raise ConfigError(
+                f"unknown harness {str(id_or_path)!r}; built-in: {', '.join(builtin_specs())}; "
+                f"variants: {', '.join(variant_specs())} (or give a .toml/.yaml path)"
+            )
         path = specs[str(id_or_path)]
     data = apply_overrides(read_file(path), overrides)
     try:
