@@ -274,6 +274,36 @@ class LMPolicy(Policy):
             info={"temperature": self.cfg.temperature, "keep": enc.keep, "finished": finished},
         )
 
+    @torch.no_grad()
+    def score_replies(self, conversations: list[list[dict[str, str]]], replies: list[str], *,
+                      reference: bool = False, temperature: float = 1.0, with_end: bool = True) -> np.ndarray:
+        """log pi(reply | conversation) of whole replies, the end-of-turn token included unless with_end=False.
+
+        Compares candidate actions (log-odds) as the model would produce them at this point of
+        the conversation; reference=True scores under the reference policy. Returns (N,) float64.
+        """
+        end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        if not isinstance(end, int) or end == self.tokenizer.unk_token_id:
+            end = self.tokenizer.eos_token_id
+        rows, targets = [], []
+        for messages, reply in zip(conversations, replies, strict=True):
+            prompt = self.encoder.encode_text(self.encoder.render(messages, add_generation_prompt=True))
+            answer = self.encoder.encode_text(reply) + ([int(end)] if with_end else [])
+            rows.append(prompt + answer)
+            targets.append([0] * len(prompt) + [1] * len(answer))
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        att, tgt = torch.zeros_like(ids), torch.zeros_like(ids)
+        for i, (r, t) in enumerate(zip(rows, targets)):
+            ids[i, : len(r)], att[i, : len(r)], tgt[i, : len(r)] = torch.tensor(r), 1, torch.tensor(t)
+        ids, att, tgt = ids.to(self.device), att.to(self.device), tgt.to(self.device)
+        if reference:
+            with self.reference() as model:
+                scores = token_logprobs(model, ids, att, tgt, temperature)
+        else:
+            scores = token_logprobs(self.model, ids, att, tgt, temperature)
+        return scores.logprobs.sum(-1).double().cpu().numpy()
+
     def end_episode(self, state: AgentState) -> None:
         ctx = state.cache.get("lm")
         if ctx is not None and ctx.resets:
