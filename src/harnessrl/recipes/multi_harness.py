@@ -22,7 +22,6 @@ Jobs are resumable: each run has its own checkpoint folder; finished pieces are 
 from __future__ import annotations
 
 import hashlib
-import json
 import multiprocessing as mp
 import os
 import time
@@ -38,13 +37,13 @@ from harnessrl.config import Config, ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate.seal import create_seal, load_seal
 from harnessrl.harness.base import make_harness
-from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
-from harnessrl.train.sft import demonstrations, sft
+from harnessrl.train.sft import build_tiny_for
+from harnessrl.train.sft import warm_start as sft_warm_start
 from harnessrl.train.tasks import load_tasks
 
 CLAIM = ("Multi-harness RL: the evaluation harness moves solve rates far more (2.14% -> 9.27%) than the grouping "
@@ -108,55 +107,20 @@ def split_tasks(cfg: MultiHarnessConfig) -> tuple[list[Any], list[Any]]:
     return tasks[:cut], tasks[cut:]
 
 
-class _Recorder(Policy):
-    """Runs another policy and keeps every text the conversation shows (the tokenizer's corpus)."""
-
-    def __init__(self, inner: Policy):
-        self.inner, self.texts, self.policy_id = inner, [], inner.policy_id
-
-    def act(self, states: list[AgentState]) -> list[Action]:
-        actions = self.inner.act(states)
-        for s, a in zip(states, actions):
-            self.texts += [m["content"] for m in s.messages[-2:] if m["role"] != "assistant"] + [a.text]
-        return actions
-
-
 def build_model(cfg: MultiHarnessConfig, out: Path, train: list[Any]) -> str:
     """The model path: the given one, or a tiny LM whose tokenizer saw only the trained harnesses' text."""
     if cfg.model:
         return cfg.model
-    path = out / "model"
-    if (path / "config.json").exists():
-        return str(path)
-    from harnessrl.policies.tiny import build_tiny_lm
-
-    rec = _Recorder(Oracle())
-    harnesses = [make_harness(h) for h in dict.fromkeys([cfg.sft_harness, *cfg.train_harnesses])]
-    run_group(rec, [RolloutItem(h, t, s) for h in harnesses for t in train for s in range(2)])
-    build_tiny_lm(path, rec.texts, size=cfg.tiny_size, vocab_size=1024, max_positions=512)
-    return str(path)
+    return build_tiny_for(out / "model", Oracle(), [cfg.sft_harness, *cfg.train_harnesses], train, size=cfg.tiny_size)
 
 
 def warm_start(cfg: MultiHarnessConfig, out: Path, model: str, train: list[Any],
                progress: Callable[[str, int, int | None], None]) -> tuple[str, dict[str, Any]]:
     """SFT on oracle demonstrations through the one SFT harness; returns the merged model's path."""
-    path, info_path = out / "sft", out / "sft" / "sft.json"
-    if info_path.exists():
-        return str(path), json.loads(info_path.read_text())
-    t0 = time.perf_counter()
-    policy = LMPolicy.from_config(LMConfig(model=model, lora_rank=cfg.lora_rank, device=cfg.device,
-                                           max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens))
-    demos = demonstrations(policy, Oracle(), [make_harness(cfg.sft_harness)], train, seeds=tuple(range(cfg.sft_seeds)))
-    steps = cfg.sft_epochs * -(-len(demos) // cfg.sft_batch)
-    losses = sft(policy, demos, epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_rows=cfg.sft_batch,
-                 on_step=lambda i, loss: progress("SFT steps", i, steps))
-    policy.save_merged(path)
-    info = {"demonstrations": len(demos), "demo_tokens": int(sum(len(t.token_ids) for e in demos for t in e.turns)),
-            "steps": len(losses), "loss_first": losses[0], "loss_last": losses[-1], "losses": losses,
-            "seconds": time.perf_counter() - t0,
-            "parameters": sum(p.numel() for p in policy.model.parameters())}
-    info_path.write_text(json.dumps(info))
-    return str(path), info
+    policy_cfg = LMConfig(model=model, lora_rank=cfg.lora_rank, device=cfg.device,
+                          max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens)
+    return sft_warm_start(out / "sft", policy_cfg, Oracle(), cfg.sft_harness, train, seeds=cfg.sft_seeds,
+                          epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_rows=cfg.sft_batch, progress=progress)
 
 
 def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:

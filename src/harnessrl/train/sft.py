@@ -10,15 +10,19 @@ loss is the token-mean negative log-likelihood of the demonstrated replies (mask
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from harnessrl.episode import Episode
 from harnessrl.harness.base import Harness
-from harnessrl.policies.base import Policy
-from harnessrl.policies.lm import LMPolicy, TeacherForcing, token_logprobs
+from harnessrl.harness.base import make_harness
+from harnessrl.policies.base import Action, AgentState, Policy
+from harnessrl.policies.lm import LMConfig, LMPolicy, TeacherForcing, token_logprobs
 from harnessrl.rollout.envs import open_env as default_open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train.sequences import build_batch, micro_batches
@@ -71,3 +75,59 @@ def sft(policy: LMPolicy, episodes: list[Episode], *, epochs: int = 3, lr: float
                 on_step(len(losses), step_loss)
     model.eval()
     return losses
+
+
+# ----------------------------------------------------------------------------------------
+# A model to start from: a given path, or a tiny LM built here, then a warm start on demos
+
+
+class _Recorder(Policy):
+    """Runs another policy and keeps every text the conversation shows (a tokenizer's corpus)."""
+
+    def __init__(self, inner: Policy):
+        self.inner, self.texts, self.policy_id = inner, [], inner.policy_id
+
+    def act(self, states: list[AgentState]) -> list[Action]:
+        actions = self.inner.act(states)
+        for s, a in zip(states, actions):
+            self.texts += [m["content"] for m in s.messages[-2:] if m["role"] != "assistant"] + [a.text]
+        return actions
+
+
+def build_tiny_for(out: Path, teacher: Policy, harness_ids: list[str], tasks: list[Any], *, size: str = "micro",
+                   vocab_size: int = 1024, max_positions: int = 512) -> str:
+    """A tiny LM whose tokenizer saw the text of `teacher` acting through these harnesses (idempotent)."""
+    from harnessrl.policies.tiny import build_tiny_lm
+
+    if (out / "config.json").exists():
+        return str(out)
+    rec = _Recorder(teacher)
+    harnesses = [make_harness(h) for h in dict.fromkeys(harness_ids)]
+    run_group(rec, [RolloutItem(h, t, s) for h in harnesses for t in tasks for s in range(2)])
+    build_tiny_lm(out, rec.texts, size=size, vocab_size=vocab_size, max_positions=max_positions)
+    return str(out)
+
+
+def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str, tasks: list[Any], *,
+               seeds: int, epochs: int, lr: float, batch_rows: int,
+               progress: Callable[[str, int, int | None], None] = lambda *a: None) -> tuple[str, dict[str, Any]]:
+    """SFT on `teacher`'s demonstrations through ONE harness; saves the merged model to `out`.
+
+    Idempotent: a finished warm start (out/sft.json) is reused. Returns (model path, info).
+    """
+    info_path = out / "sft.json"
+    if info_path.exists():
+        return str(out), json.loads(info_path.read_text())
+    t0 = time.perf_counter()
+    policy = LMPolicy.from_config(policy_cfg)
+    demos = demonstrations(policy, teacher, [make_harness(harness_id)], tasks, seeds=tuple(range(seeds)))
+    steps = epochs * -(-len(demos) // batch_rows)
+    losses = sft(policy, demos, epochs=epochs, lr=lr, batch_rows=batch_rows,
+                 on_step=lambda i, loss: progress("SFT steps", i, steps))
+    policy.save_merged(out)
+    info = {"harness": harness_id, "demonstrations": len(demos),
+            "demo_tokens": int(sum(len(t.token_ids) for e in demos for t in e.turns)),
+            "steps": len(losses), "loss_first": losses[0], "loss_last": losses[-1], "losses": losses,
+            "seconds": time.perf_counter() - t0, "parameters": sum(p.numel() for p in policy.model.parameters())}
+    info_path.write_text(json.dumps(info))
+    return str(out), info
