@@ -59,6 +59,9 @@ class Worker:
 
     def run(self, chunk: Sequence[Job], run_id: str) -> list[tuple[int, Episode]]:
         items = [RolloutItem(self.harness(j.harness), j.task, j.seed) for j in chunk]
+        reseed = getattr(self.policy, "reseed", None)
+        if reseed is not None:  # sampling depends on the chunk alone, not on which worker ran what before
+            reseed(chunk[0].seed * 1_000_003 + chunk[0].index)
         episodes = run_group(self.policy, items, run_id=run_id, key_prefix=f"{chunk[0].index}-")
         return [(j.index, e) for j, e in zip(chunk, episodes)]
 
