@@ -82,19 +82,21 @@ def contrasts(harnesses: list[Harness], tasks: list[Any], seeds: tuple[int, ...]
     return out
 
 
-def score_contrasts(policy: Any, items: list[Contrast], batch: int = 256) -> dict[str, np.ndarray]:
-    """log-probs of both replies under the policy and its reference: arrays of shape (N,).
+def score_contrasts(policy: Any, items: list[Contrast], *, reference: Any = None, batch: int = 256) -> dict[str, np.ndarray]:
+    """log-probs of both replies under the policy and the reference: arrays of shape (N,).
 
-    `policy` needs `score_replies(conversations, replies, reference=bool)` (LMPolicy has it).
+    Policies need `score_replies(conversations, replies, reference=bool)` (LMPolicy has it). The
+    reference is `policy`'s own (its adapter disabled / its starting weights) unless one is given.
     """
     cols = {k: [] for k in ("better", "worse", "ref_better", "ref_worse")}
     for lo in range(0, len(items), batch):
         chunk = items[lo : lo + batch]
         convs = [c.messages for c in chunk]
-        for key, attr in (("better", "better"), ("worse", "worse")):
-            replies = [getattr(c, attr) for c in chunk]
+        for key in ("better", "worse"):
+            replies = [getattr(c, key) for c in chunk]
             cols[key].append(policy.score_replies(convs, replies))
-            cols["ref_" + key].append(policy.score_replies(convs, replies, reference=True))
+            ref = policy.score_replies(convs, replies, reference=True) if reference is None else reference.score_replies(convs, replies)
+            cols["ref_" + key].append(ref)
     return {k: np.concatenate(v) if v else np.zeros(0) for k, v in cols.items()}
 
 
