@@ -1,0 +1,401 @@
+"""Recipe: what the harness taught — train in one harness, evaluate in all, decompose, predict gains.
+
+The harness-teacher paper: under KL-regularised control a trained policy carries its harness's
+action preferences; moving it to another harness changes both the achievable return (the
+ceiling) and the policy's mismatch, so a cross-harness score difference mixes the two; and
+ceiling and mismatch predict what further training in a harness gains. At small scale:
+
+  1. a model (a tiny LM built here, or --model) is warm-started by SFT on oracle demonstrations
+     through the training harness: this is the *reference* policy pi_ref;
+  2. the unseen harness is sealed before any RL;
+  3. the reference is sampled many times per held-out task under every harness: hard ceiling
+     (pass@k), soft ceiling (beta log-mean-exp), reference score;
+  4. the agent: RL (GRPO) from the reference in the training harness;
+  5. the agent is sampled under every harness (with pi_ref's log-probs for KL and mismatch):
+     every cross-harness difference is split into ceiling change minus headroom change;
+     log-odds on contrasting actions show which preferences the agent carries;
+  6. gain prediction: one round of further training in each calibration harness fits kappa in
+     dS = kappa (C - S); the other harnesses get predicted gains; the agent trains further in
+     the one with the highest prediction, and the observed gain is set next to the predicted;
+  7. the sealed harness is evaluated once, recorded against its seal.
+
+Every stage writes its results into the output folder and is skipped on --resume when done;
+RL runs checkpoint every update. The same code runs a real model on a GPU (--model, --lora-rank).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from pydantic import Field, model_validator
+
+from harnessrl.analysis import ceiling
+from harnessrl.analysis.preferences import contrasts, preference_table, score_contrasts
+from harnessrl.analysis.samples import Samples
+from harnessrl.config import Config, ConfigError
+from harnessrl.episode import Episode
+from harnessrl.evaluate.seal import create_seal, load_seal, write_sealed_eval
+from harnessrl.harness.base import load_spec, make_harness
+from harnessrl.policies.lm import LMConfig, LMPolicy
+from harnessrl.policies.registry import PolicySpec
+from harnessrl.policies.scripted import Oracle
+from harnessrl.records import RecordStore
+from harnessrl.rollout.backends import Job, run_jobs
+from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
+from harnessrl.train.sequences import build_batch, micro_batches
+from harnessrl.train.sft import build_tiny_for, warm_start
+from harnessrl.train.tasks import load_tasks
+
+Progress = Callable[[str, int, int | None], None]
+
+CLAIM = ("Under KL-regularised control a trained policy's log-odds carry its training harness's action preferences; "
+         "changing the harness changes both the achievable return (ceiling) and the policy's mismatch, so comparing "
+         "agents across harnesses conflates the two; ceiling and mismatch predict the gains of further training.")
+
+
+class HarnessTeacherConfig(Config):
+    scale: Literal["small", "paper"] = "small"
+    model: str | None = Field(None, description="A model path or cached id; None builds a tiny LM here.")
+    lora_rank: int = Field(0, ge=0, description="LoRA rank for SFT and RL (0 = full fine-tuning, tiny models).")
+    tiny_size: str = "micro"
+    device: str = "auto"
+    backend: Literal["local", "ray"] = Field("local", description="Where evaluation rollouts run (RL generation stays local).")
+    workers: int = Field(default_factory=lambda: 1 if torch.cuda.is_available() else max(1, min(2, os.cpu_count() or 1)))
+    suite: str = "lookup"
+    train_harness: str = "lookup-plain"
+    harnesses: list[str] = Field(["lookup-plain", "lookup-obs", "lookup-sys", "lookup-ask", "lookup-noobj", "lookup-partial",
+                                  "lookup-kv"], description="Evaluated harnesses (variants differ in syntax, prompt or ceiling).")
+    sealed_harness: str | None = "lookup-json"
+    calibration_harnesses: list[str] = Field(["lookup-sys", "lookup-noobj"], min_length=1,
+                                             description="Further-trained to fit kappa in dS = kappa (C - S).")
+    eval_tasks: int = Field(40, ge=2, description="Held-out tasks (the last ones of the suite).")
+    sft_seeds: int = Field(20, ge=1, description="Demonstrations per training task (a lookup world per seed).")
+    sft_epochs: int = Field(4, ge=1)
+    sft_lr: float = 3e-3
+    sft_batch: int = 32
+    agent_updates: int = Field(16, ge=1, description="RL updates of the agent in the training harness.")
+    further_updates: int = Field(40, ge=1, description="RL updates of each round of further training.")
+    group_size: int = Field(16, ge=2)
+    tasks_per_update: int = Field(8, ge=1)
+    lr: float = 3e-4
+    objective: str = "grpo"
+    kl_coef: float = 0.0
+    ref_samples: int = Field(64, ge=2, description="Reference samples per task and harness (the ceiling's k).")
+    eval_samples: int = Field(16, ge=1, description="Samples of a trained policy per task and harness (its score).")
+    beta: float = Field(0.1, gt=0, description="KL weight of the soft ceiling and the mismatch.")
+    max_new_tokens: int = 12
+    max_context_tokens: int | None = None
+    n_boot: int = Field(1000, ge=10)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> "HarnessTeacherConfig":
+        if self.train_harness not in self.harnesses:
+            raise ValueError(f"train_harness {self.train_harness!r} must be one of harnesses {self.harnesses}")
+        missing = [h for h in self.calibration_harnesses if h not in self.harnesses]
+        if missing:
+            raise ValueError(f"calibration_harnesses {missing} must be among harnesses {self.harnesses}")
+        if self.sealed_harness and self.sealed_harness in self.harnesses:
+            raise ValueError(f"sealed_harness {self.sealed_harness!r} is also in harnesses; a sealed harness is unseen")
+        if not self.candidates:
+            raise ValueError("no harness is left to predict a gain for: harnesses minus the training and calibration ones")
+        return self
+
+    @property
+    def candidates(self) -> list[str]:
+        return [h for h in self.harnesses if h != self.train_harness and h not in self.calibration_harnesses]
+
+
+def preset(scale: str) -> dict[str, Any]:
+    """small: a tiny LM on the lookup suite (minutes on 2 CPU cores). paper: terminal tasks through the
+    coding harnesses, for a real model on a GPU (--model NAME --lora-rank 32)."""
+    if scale == "small":
+        return {"scale": "small"}
+    if scale == "paper":
+        return {"scale": "paper", "suite": "terminal-v1", "train_harness": "terminus",
+                "harnesses": ["terminus", "openhands", "qwen_code", "swe_agent", "qwen_code_3turns", "openhands_editor_only"],
+                "calibration_harnesses": ["openhands", "qwen_code_3turns"], "sealed_harness": "swe_agent_window30",
+                "eval_tasks": 8, "sft_seeds": 1, "sft_epochs": 2, "sft_lr": 1e-4, "sft_batch": 8, "lora_rank": 32,
+                "agent_updates": 100, "further_updates": 50, "group_size": 8, "tasks_per_update": 4, "lr": 1e-5,
+                "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
+                "max_context_tokens": 32768, "workers": 1}
+    raise ConfigError(f"scale {scale!r}: choose small or paper")
+
+
+# ----------------------------------------------------------------------------------------
+# Stage bookkeeping: each finished stage leaves a JSON file; --resume skips it
+
+
+def _stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    path = out / "stages" / f"{name}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    t0 = time.perf_counter()
+    result = fn()
+    result["seconds"] = time.perf_counter() - t0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, default=float))
+    tmp.replace(path)
+    return result
+
+
+def split_tasks(cfg: HarnessTeacherConfig) -> tuple[list[Any], list[Any]]:
+    tasks = load_tasks(cfg.suite)
+    if cfg.eval_tasks >= len(tasks):
+        raise ConfigError(f"eval_tasks={cfg.eval_tasks} leaves no training task in suite {cfg.suite!r} ({len(tasks)} tasks)")
+    return tasks[: -cfg.eval_tasks], tasks[-cfg.eval_tasks:]
+
+
+def policy_config(cfg: HarnessTeacherConfig, model: str, **kw: Any) -> LMConfig:
+    return LMConfig(model=model, lora_rank=kw.pop("lora_rank", 0), device=cfg.device, temperature=1.0,
+                    max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens, **kw)
+
+
+# ----------------------------------------------------------------------------------------
+# Sampling a policy under harnesses (the estimators' input), idempotent in the record store
+
+
+def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks: list[Any], n: int, run_id: str,
+           store: RecordStore, reference: LMPolicy | None, progress: Progress, adapter: str | None = None) -> list[str]:
+    """n temperature-1 episodes per (task, harness), stored under run_id with the reference's log-prob."""
+    ids = [f"{run_id}-{i:06d}" for i in range(len(harness_ids) * len(tasks) * n)]
+    have = set(store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist())
+    if set(ids) <= have:
+        return ids
+    opts = {"temperature": 1.0, "max_new_tokens": cfg.max_new_tokens, "device": cfg.device}
+    if adapter:
+        opts["adapter"] = adapter
+    if cfg.max_context_tokens:
+        opts["max_context_tokens"] = cfg.max_context_tokens
+    jobs = [Job(load_spec(h), t, 100_000 + cfg.seed * 1000 + s) for h in harness_ids for t in tasks for s in range(n)]
+    done = [0]
+
+    def tick(chunk: list[Episode]) -> None:
+        done[0] += len(chunk)
+        progress(f"sampling {run_id}", done[0], len(jobs))
+
+    episodes = run_jobs(PolicySpec("lm", model, opts), jobs, backend=cfg.backend, workers=cfg.workers,
+                        group_size=max(n, 256), run_id=run_id, on_chunk=tick)
+    for eid, ep in zip(ids, episodes):
+        ep.episode_id = eid
+    if reference is not None:
+        attach_ref_logprob(reference, episodes)
+    store.append([e for e in episodes if e.episode_id not in have])
+    return ids
+
+
+@torch.no_grad()
+def attach_ref_logprob(reference: LMPolicy, episodes: list[Episode], micro_tokens: int = 65_536) -> None:
+    """metadata["ref_logprob"] = log pi_ref(trajectory): the generated tokens re-scored by the reference."""
+    from harnessrl.policies.scoring import token_logprobs
+
+    scored = [e for e in episodes if any(len(t.token_ids) for t in e.turns)]
+    if not scored:
+        return
+    batch = build_batch(scored, reference.pad_token_id)
+    totals = torch.zeros(len(scored), dtype=torch.float64)
+    for idx in micro_batches(batch, torch.arange(batch.ids.shape[0]), micro_tokens):
+        mb = batch.rows(idx).to(reference.device)
+        lp = token_logprobs(reference.model, mb.ids, mb.attention, mb.mask, 1.0, share_prefix=True).logprobs
+        totals.index_add_(0, mb.episode.cpu(), (lp * mb.mask).sum(-1).double().cpu())
+    for ep, total in zip(scored, totals.tolist()):
+        ep.metadata["ref_logprob"] = total
+
+
+def samples(store: RecordStore, *run_ids: str) -> Samples:
+    quoted = ", ".join("'" + r.replace("'", "") + "'" for r in run_ids)
+    return Samples.from_store(store, where=f"run_id IN ({quoted})")
+
+
+# ----------------------------------------------------------------------------------------
+# RL: the agent, and rounds of further training (each its own resumable run)
+
+
+def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None], harness: str, updates: int,
+              name: str, train: list[Any], queue: Any = None) -> str:
+    """RL in one harness from `start` = (model, adapter or None); returns the saved model (or adapter) folder."""
+    if not torch.cuda.is_available():
+        torch.set_num_threads(1)
+    final = out / "models" / name
+    if (final / "done.json").exists():
+        return str(final)
+    tcfg = AgentTrainConfig(
+        policy=policy_config(cfg, start[0], lora_rank=cfg.lora_rank, adapter=start[1]), run_dir=str(out / "runs" / name),
+        store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[t.task_id for t in train],
+        harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
+        objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"))
+    on_update = (lambda r: queue.put((name, r["update"], updates))) if queue is not None else None
+    trainer = AgentTrainer(tcfg, tasks=train, on_update=on_update)
+    trainer.run(resume=(Path(tcfg.run_dir) / "checkpoint.pt").exists())
+    trainer.policy.save(final)
+    (final / "done.json").write_text(json.dumps({"harness": harness, "updates": updates, "start": list(start)}))
+    return str(final)
+
+
+def _model_and_adapter(cfg: HarnessTeacherConfig, sft_model: str, saved: str) -> tuple[str, str | None]:
+    """A saved run is a full model (full fine-tuning) or an adapter on the SFT model (LoRA)."""
+    return (sft_model, saved) if cfg.lora_rank else (saved, None)
+
+
+def further_rounds(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None], harnesses: list[str], train: list[Any],
+                   progress: Progress) -> dict[str, str]:
+    """One round of further training per harness, in parallel worker processes on CPU."""
+    names = {h: f"further-{h}" for h in harnesses}
+    if cfg.workers <= 1 or len(harnesses) == 1:
+        return {h: train_run(cfg, out, start, h, cfg.further_updates, names[h], train) for h in harnesses}
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager, ProcessPoolExecutor(min(cfg.workers, len(harnesses)), mp_context=ctx) as pool:
+        queue = manager.Queue()
+        futures = {h: pool.submit(train_run, cfg, out, start, h, cfg.further_updates, names[h], train, queue) for h in harnesses}
+        seen: dict[str, int] = {}
+        while not all(f.done() for f in futures.values()):
+            while not queue.empty():
+                name, i, n = queue.get()
+                seen[name] = i
+                progress("further training (all rounds)", sum(seen.values()), n * len(harnesses))
+            time.sleep(0.2)
+        return {h: f.result() for h, f in futures.items()}
+
+
+# ----------------------------------------------------------------------------------------
+# The whole recipe
+
+
+def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lambda *a: None) -> dict[str, Any]:
+    """Every stage in order (finished ones are reused); returns what the report needs."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    train, held_out = split_tasks(cfg)
+    for h in [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]:
+        make_harness(h)  # an unknown harness fails here, before any work
+    (out / "config.json").write_text(cfg.model_dump_json(indent=2))
+    store = RecordStore(out / "store")
+
+    # 1. the reference: a model warm-started on oracle demonstrations through the training harness
+    model = cfg.model or build_tiny_for(out / "model", Oracle(), cfg.harnesses, train, size=cfg.tiny_size)
+    sft_model, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
+                                     cfg.train_harness, train, seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
+                                     lr=cfg.sft_lr, batch_rows=cfg.sft_batch, progress=progress)
+    reference = LMPolicy.from_config(policy_config(cfg, sft_model))
+
+    # 2. the unseen harness is sealed before any RL touches the model
+    seal = None
+    if cfg.sealed_harness:
+        name = "harness-teacher-" + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:10]
+        try:
+            seal = load_seal(name, out / "seals")
+        except ConfigError:
+            seal = create_seal(name, harnesses=[make_harness(cfg.sealed_harness)], suite=cfg.suite,
+                               directory=out / "seals", note="the unseen harness of the harness-teacher study")
+
+    # 3. ceilings: the reference sampled many times under every harness
+    _stage(out, "reference", lambda: {"ids": sample(cfg, sft_model, cfg.harnesses, held_out, cfg.ref_samples, "ref",
+                                                    store, reference, progress)})
+
+    # 4-5. the agent: RL in the training harness, then sampled under every harness
+    agent = _model_and_adapter(cfg, sft_model, train_run(cfg, out, (sft_model, None), cfg.train_harness,
+                                                         cfg.agent_updates, "agent", train))
+    _stage(out, "agent_eval", lambda: {"ids": sample(cfg, agent[0], cfg.harnesses, held_out, cfg.eval_samples, "agent",
+                                                     store, reference, progress, adapter=agent[1])})
+    prefs = _stage(out, "preferences", lambda: {"rows": _preferences(cfg, agent, reference, held_out)})
+
+    # 6. gain prediction: fit kappa on the calibration rounds, train further where the prediction is highest
+    calib = further_rounds(cfg, out, agent, cfg.calibration_harnesses, train, progress)
+    for h, saved in calib.items():
+        m, a = _model_and_adapter(cfg, sft_model, saved)
+        _stage(out, f"after-{h}", lambda h=h, m=m, a=a: {"ids": sample(cfg, m, [h], held_out, cfg.eval_samples,
+                                                                      f"after-{h}", store, reference, progress, adapter=a)})
+    choice = _stage(out, "choice", lambda: choose_harness(cfg, store))
+    chosen = choice["harness"]
+    saved = further_rounds(cfg, out, agent, [chosen], train, progress)[chosen]
+    m, a = _model_and_adapter(cfg, sft_model, saved)
+    _stage(out, f"after-{chosen}", lambda: {"ids": sample(cfg, m, [chosen], held_out, cfg.eval_samples,
+                                                         f"after-{chosen}", store, reference, progress, adapter=a)})
+
+    # 7. the sealed harness, evaluated once
+    sealed = None
+    if seal is not None:
+        sealed = _stage(out, "sealed", lambda: _sealed_eval(cfg, seal, sft_model, agent, held_out, store, reference, progress))
+
+    return {"cfg": cfg, "out": out, "store": store, "sft": sft_info, "sft_model": sft_model, "seal": seal,
+            "preferences": prefs["rows"], "choice": choice, "sealed": sealed,
+            "analysis": analyze(cfg, store, chosen), "train_tasks": len(train), "eval_tasks": len(held_out),
+            "parameters": sft_info.get("parameters"), "wall_s": time.perf_counter() - t0}
+
+
+def _preferences(cfg: HarnessTeacherConfig, agent: tuple[str, str | None], reference: LMPolicy,
+                 held_out: list[Any]) -> list[dict[str, Any]]:
+    """Log-odds of looking at the asked object vs another, agent vs reference, under every harness."""
+    policy = LMPolicy.from_config(policy_config(cfg, agent[0], adapter=agent[1]))
+    items = contrasts([make_harness(h) for h in cfg.harnesses], held_out)
+    return preference_table(items, score_contrasts(policy, items, reference=reference), seed=cfg.seed)
+
+
+def choose_harness(cfg: HarnessTeacherConfig, store: RecordStore) -> dict[str, Any]:
+    """kappa from the calibration rounds; the candidate with the highest predicted gain kappa (C - S)."""
+    reference, before = samples(store, "ref"), samples(store, "agent")
+    after = samples(store, *[f"after-{h}" for h in cfg.calibration_harnesses])
+    grid = ceiling.build_grid(reference, before, beta=0.0, k=cfg.ref_samples, harnesses=cfg.harnesses,
+                              n_boot=cfg.n_boot, seed=cfg.seed, extra={"after": after})
+    idx = [grid.harnesses.index(h) for h in cfg.calibration_harnesses]
+    G = grid.harness_level("headroom")
+    kappa = ceiling.fit_kappa(grid.harness_level("score_after")[idx] - grid.harness_level("score")[idx], G[idx])
+    predicted = {h: ceiling.estimate(kappa * G[grid.harnesses.index(h)]) for h in cfg.candidates}
+    best = max(cfg.candidates, key=lambda h: predicted[h].value)
+    return {"harness": best, "kappa": ceiling.estimate(kappa).as_dict(),
+            "predicted": {h: e.as_dict() for h, e in predicted.items()}}
+
+
+def _sealed_eval(cfg: HarnessTeacherConfig, seal: Any, sft_model: str, agent: tuple[str, str | None],
+                 held_out: list[Any], store: RecordStore, reference: LMPolicy, progress: Progress) -> dict[str, Any]:
+    h = cfg.sealed_harness
+    ref_ids = sample(cfg, sft_model, [h], held_out, cfg.ref_samples, "sealed-ref", store, reference, progress)
+    agent_ids = sample(cfg, agent[0], [h], held_out, cfg.eval_samples, "sealed-agent", store, reference, progress,
+                       adapter=agent[1])
+    got = store.sql("SELECT run_id, avg(success::DOUBLE) AS s FROM episodes WHERE run_id IN ('sealed-ref', 'sealed-agent') "
+                    "GROUP BY run_id").to_pylist()
+    result = {r["run_id"]: r["s"] for r in got}
+    write_sealed_eval(seal, store, ref_ids + agent_ids, result)
+    return {"harness": h, "result": result, "episodes": len(ref_ids) + len(agent_ids), "eval_path": str(seal.eval_path)}
+
+
+def analyze(cfg: HarnessTeacherConfig, store: RecordStore, chosen: str) -> dict[str, Any]:
+    """Ceiling/score/headroom/mismatch per harness, every decomposition against the training harness,
+    and the gain prediction for the chosen harness (kappa fitted on the calibration rounds)."""
+    harnesses = [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]
+    runs_ref = ["ref"] + (["sealed-ref"] if cfg.sealed_harness else [])
+    runs_agent = ["agent"] + (["sealed-agent"] if cfg.sealed_harness else [])
+    reference, agent = samples(store, *runs_ref), samples(store, *runs_agent)
+    grid = ceiling.build_grid(reference, agent, beta=cfg.beta, k=cfg.ref_samples, harnesses=harnesses,
+                              n_boot=cfg.n_boot, seed=cfg.seed)
+    ref_grid = ceiling.build_grid(reference, None, beta=cfg.beta, k=cfg.ref_samples, harnesses=harnesses,
+                                  n_boot=cfg.n_boot, seed=cfg.seed)
+    decomp = [row for h in harnesses if h != cfg.train_harness for row in ceiling.decomposition(grid, cfg.train_harness, h)]
+    afters = samples(store, *[f"after-{h}" for h in dict.fromkeys([*cfg.calibration_harnesses, chosen])])
+    gp = ceiling.gain_prediction(reference, samples(store, "agent"), afters, holdout=[chosen],
+                                 harnesses=list(dict.fromkeys([*cfg.calibration_harnesses, chosen])),
+                                 k=cfg.ref_samples, n_boot=cfg.n_boot, seed=cfg.seed)
+    outcomes = store.sql(
+        "SELECT run_id, harness_id, outcome, count(*) AS n FROM episodes WHERE run_id IN "
+        "('ref', 'agent', 'sealed-ref', 'sealed-agent') GROUP BY ALL ORDER BY ALL").to_pylist()
+    turns = store.sql(
+        "SELECT run_id, harness_id, avg(num_turns) AS turns, avg(format_errors) AS format_errors FROM episodes "
+        "WHERE run_id IN ('ref', 'agent', 'sealed-ref', 'sealed-agent') GROUP BY ALL ORDER BY ALL").to_pylist()
+    training = store.sql(
+        "SELECT run_id, avg(success::DOUBLE) AS solve_rate, count(*) AS episodes FROM episodes "
+        "WHERE starts_with(run_id, 'train-') GROUP BY run_id ORDER BY run_id").to_pylist()
+    return {"harness_table": ceiling.harness_table(grid), "reference_table": ceiling.harness_table(ref_grid),
+            "decomposition": decomp, "gain": {"kappa": gp.kappa.as_dict(), "fit_on": gp.fit_on, "rows": gp.rows},
+            "outcomes": outcomes, "turns": turns, "training": training,
+            "cells": ceiling.cell_table(grid)}
