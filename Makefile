@@ -25,8 +25,9 @@ $(STAMP): pyproject.toml constraints.txt scripts/setup-system.sh
 
 setup: $(STAMP)
 
+# the main job; --resume makes a second `make demo` reuse the finished study (and continue a broken one)
 demo: setup
-	$(BIN)/python benchmarks/records.py
+	$(BIN)/harnessrl study --out runs/study --resume
 
 test: setup
 	$(BIN)/python -m pytest -n 2 -q

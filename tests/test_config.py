@@ -49,6 +49,8 @@ def test_bad_number_and_bad_override_and_bad_file(tmp_path):
         load_config(Train, tmp_path / "bad.yaml")
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(Train, tmp_path / "missing.yaml")
-    (tmp_path / "x.json").write_text("{}")
-    with pytest.raises(ConfigError, match="use .yaml, .yml or .toml"):
-        load_config(Train, tmp_path / "x.json")
+    (tmp_path / "x.ini").write_text("[a]")
+    with pytest.raises(ConfigError, match="use .yaml, .yml, .toml or .json"):
+        load_config(Train, tmp_path / "x.ini")
+    (tmp_path / "saved.json").write_text('{"critic": "conditioned"}')  # the configs runs save load back
+    assert load_config(Train, tmp_path / "saved.json").critic == "conditioned"

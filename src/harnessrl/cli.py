@@ -6,7 +6,7 @@ import typer
 
 from harnessrl import __version__
 from harnessrl.commands import eval as eval_cmd
-from harnessrl.commands import analyze, bipa, recipe, records, seal, train
+from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 
 app = typer.Typer(
     name="harnessrl",
@@ -21,6 +21,7 @@ app.add_typer(bipa.app, name="bipa")
 app.add_typer(recipe.app, name="recipe")
 app.add_typer(train.app, name="train")
 app.command("analyze")(analyze.analyze)
+app.command("study")(study.study)
 
 
 @app.command()

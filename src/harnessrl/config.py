@@ -31,7 +31,7 @@ class Config(BaseModel):
 
 
 def read_file(path: str | Path) -> dict[str, Any]:
-    """Parse a YAML (.yaml/.yml) or TOML (.toml) file into a dict."""
+    """Parse a YAML (.yaml/.yml), TOML (.toml) or JSON (.json: the configs runs save) file into a dict."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: config file not found.")
@@ -39,10 +39,10 @@ def read_file(path: str | Path) -> dict[str, Any]:
     try:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
+        elif path.suffix in (".yaml", ".yml", ".json"):  # JSON is YAML
             data = yaml.safe_load(text) or {}
         else:
-            raise ConfigError(f"{path}: unknown config format {path.suffix!r}; use .yaml, .yml or .toml.")
+            raise ConfigError(f"{path}: unknown config format {path.suffix!r}; use .yaml, .yml, .toml or .json.")
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
         raise ConfigError(f"{path}: cannot parse: {err}") from None
     if not isinstance(data, dict):

@@ -92,3 +92,7 @@ app.command("reward-tilt")(reward_tilt)
 from harnessrl.commands.recipe_multi_harness import multi_harness  # noqa: E402
 
 app.command("multi-harness")(multi_harness)
+
+from harnessrl.commands.recipe_harness_teacher import harness_teacher  # noqa: E402
+
+app.command("harness-teacher")(harness_teacher)

@@ -35,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from pydantic import Field, model_validator
 
@@ -77,19 +78,21 @@ class HarnessTeacherConfig(Config):
     sealed_harness: str | None = "lookup-json"
     calibration_harnesses: list[str] = Field(["lookup-sys", "lookup-noobj"], min_length=1,
                                              description="Further-trained to fit kappa in dS = kappa (C - S).")
-    eval_tasks: int = Field(40, ge=2, description="Held-out tasks (the last ones of the suite).")
+    eval_tasks: int = Field(32, ge=2, description="Held-out tasks (the last ones of the suite).")
     sft_seeds: int = Field(20, ge=1, description="Demonstrations per training task (a lookup world per seed).")
     sft_epochs: int = Field(4, ge=1)
     sft_lr: float = 3e-3
     sft_batch: int = 32
-    agent_updates: int = Field(16, ge=1, description="RL updates of the agent in the training harness.")
-    further_updates: int = Field(40, ge=1, description="RL updates of each round of further training.")
+    agent_updates: int = Field(12, ge=1, description="RL updates of the agent in the training harness.")
+    further_updates: int = Field(20, ge=1, description="RL updates of each round of further training.")
     group_size: int = Field(16, ge=2)
     tasks_per_update: int = Field(8, ge=1)
-    lr: float = 3e-4
+    lr: float = 1e-4
+    epochs: int = Field(2, ge=1, description="Passes over each RL batch.")
+    minibatches: int = Field(4, ge=1, description="Optimizer steps per pass.")
     objective: str = "grpo"
     kl_coef: float = 0.0
-    ref_samples: int = Field(64, ge=2, description="Reference samples per task and harness (the ceiling's k).")
+    ref_samples: int = Field(32, ge=2, description="Reference samples per task and harness (the ceiling's k).")
     eval_samples: int = Field(16, ge=1, description="Samples of a trained policy per task and harness (its score).")
     beta: float = Field(0.1, gt=0, description="KL weight of the soft ceiling and the mismatch.")
     max_new_tokens: int = 12
@@ -126,6 +129,7 @@ def preset(scale: str) -> dict[str, Any]:
                 "calibration_harnesses": ["openhands", "qwen_code_3turns"], "sealed_harness": "swe_agent_window30",
                 "eval_tasks": 8, "sft_seeds": 1, "sft_epochs": 2, "sft_lr": 1e-4, "sft_batch": 8, "lora_rank": 32,
                 "agent_updates": 100, "further_updates": 50, "group_size": 8, "tasks_per_update": 4, "lr": 1e-5,
+                "epochs": 1, "minibatches": 4,
                 "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
                 "max_context_tokens": 32768, "workers": 1}
     raise ConfigError(f"scale {scale!r}: choose small or paper")
@@ -147,6 +151,32 @@ def _stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, 
     tmp.write_text(json.dumps(result, default=float))
     tmp.replace(path)
     return result
+
+
+# settings that change where or how fast the work runs, not its results
+RUNTIME_ONLY = {"workers", "backend", "device"}
+
+
+def _check_same_config(cfg: HarnessTeacherConfig, path: Path) -> None:
+    """Resuming with other settings would mix two studies in one folder: refuse, naming the fields."""
+    if not path.exists():
+        return
+    old, new = json.loads(path.read_text()), cfg.model_dump(mode="json")
+    diff = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if k not in RUNTIME_ONLY and old.get(k) != new[k]]
+    if diff:
+        raise ConfigError(f"{path.parent} holds a run with other settings ({'; '.join(diff)}); resume it with the same "
+                          "settings or choose another output folder")
+
+
+class _Direct:
+    """The progress queue of an RL run in this process (worker processes get a Manager queue)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def put(self, item: tuple[str, int, int]) -> None:
+        name, i, n = item
+        self.progress(f"RL {name}", i, n)
 
 
 def split_tasks(cfg: HarnessTeacherConfig) -> tuple[list[Any], list[Any]]:
@@ -233,7 +263,7 @@ def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None
         policy=policy_config(cfg, start[0], lora_rank=cfg.lora_rank, adapter=start[1]), run_dir=str(out / "runs" / name),
         store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[t.task_id for t in train],
         harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
-        objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"))
+        objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"))
     on_update = (lambda r: queue.put((name, r["update"], updates))) if queue is not None else None
     trainer = AgentTrainer(tcfg, tasks=train, on_update=on_update)
     trainer.run(resume=(Path(tcfg.run_dir) / "checkpoint.pt").exists())
@@ -252,7 +282,7 @@ def further_rounds(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str |
     """One round of further training per harness, in parallel worker processes on CPU."""
     names = {h: f"further-{h}" for h in harnesses}
     if cfg.workers <= 1 or len(harnesses) == 1:
-        return {h: train_run(cfg, out, start, h, cfg.further_updates, names[h], train) for h in harnesses}
+        return {h: train_run(cfg, out, start, h, cfg.further_updates, names[h], train, _Direct(progress)) for h in harnesses}
     ctx = mp.get_context("spawn")
     with ctx.Manager() as manager, ProcessPoolExecutor(min(cfg.workers, len(harnesses)), mp_context=ctx) as pool:
         queue = manager.Queue()
@@ -279,6 +309,7 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
     train, held_out = split_tasks(cfg)
     for h in [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]:
         make_harness(h)  # an unknown harness fails here, before any work
+    _check_same_config(cfg, out / "config.json")
     (out / "config.json").write_text(cfg.model_dump_json(indent=2))
     store = RecordStore(out / "store")
 
@@ -305,7 +336,7 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
 
     # 4-5. the agent: RL in the training harness, then sampled under every harness
     agent = _model_and_adapter(cfg, sft_model, train_run(cfg, out, (sft_model, None), cfg.train_harness,
-                                                         cfg.agent_updates, "agent", train))
+                                                         cfg.agent_updates, "agent", train, _Direct(progress)))
     _stage(out, "agent_eval", lambda: {"ids": sample(cfg, agent[0], cfg.harnesses, held_out, cfg.eval_samples, "agent",
                                                      store, reference, progress, adapter=agent[1])})
     prefs = _stage(out, "preferences", lambda: {"rows": _preferences(cfg, agent, reference, held_out)})
@@ -352,8 +383,12 @@ def choose_harness(cfg: HarnessTeacherConfig, store: RecordStore) -> dict[str, A
     G = grid.harness_level("headroom")
     kappa = ceiling.fit_kappa(grid.harness_level("score_after")[idx] - grid.harness_level("score")[idx], G[idx])
     predicted = {h: ceiling.estimate(kappa * G[grid.harnesses.index(h)]) for h in cfg.candidates}
-    best = max(cfg.candidates, key=lambda h: predicted[h].value)
-    return {"harness": best, "kappa": ceiling.estimate(kappa).as_dict(),
+    if np.isfinite(kappa[0]):
+        best, rule = max(cfg.candidates, key=lambda h: predicted[h].value), "highest predicted gain kappa (C - S)"
+    else:  # no headroom in any calibration harness: kappa is undefined, the largest headroom is the best guess
+        best = max(cfg.candidates, key=lambda h: G[grid.harnesses.index(h), 0])
+        rule = "kappa undefined (no headroom in the calibration harnesses): largest headroom C - S"
+    return {"harness": best, "rule": rule, "kappa": ceiling.estimate(kappa).as_dict(),
             "predicted": {h: e.as_dict() for h, e in predicted.items()}}
 
 
@@ -383,9 +418,15 @@ def analyze(cfg: HarnessTeacherConfig, store: RecordStore, chosen: str) -> dict[
                                   n_boot=cfg.n_boot, seed=cfg.seed)
     decomp = [row for h in harnesses if h != cfg.train_harness for row in ceiling.decomposition(grid, cfg.train_harness, h)]
     afters = samples(store, *[f"after-{h}" for h in dict.fromkeys([*cfg.calibration_harnesses, chosen])])
-    gp = ceiling.gain_prediction(reference, samples(store, "agent"), afters, holdout=[chosen],
-                                 harnesses=list(dict.fromkeys([*cfg.calibration_harnesses, chosen])),
+    trained = list(dict.fromkeys([*cfg.calibration_harnesses, chosen]))
+    gp = ceiling.gain_prediction(reference, samples(store, "agent"), afters, holdout=[chosen], harnesses=trained,
                                  k=cfg.ref_samples, n_boot=cfg.n_boot, seed=cfg.seed)
+    g2 = ceiling.build_grid(reference, samples(store, "agent"), beta=0.0, k=cfg.ref_samples, harnesses=trained,
+                            n_boot=cfg.n_boot, seed=cfg.seed, extra={"after": afters})
+    G, dS = g2.harness_level("headroom"), g2.harness_level("score_after") - g2.harness_level("score")
+    points = [{"harness": h, "role": "held out" if h == chosen else "fit kappa",
+               **ceiling.estimate(G[i]).as_dict("headroom_"), **ceiling.estimate(dS[i]).as_dict("gain_")}
+              for i, h in enumerate(g2.harnesses)]
     outcomes = store.sql(
         "SELECT run_id, harness_id, outcome, count(*) AS n FROM episodes WHERE run_id IN "
         "('ref', 'agent', 'sealed-ref', 'sealed-agent') GROUP BY ALL ORDER BY ALL").to_pylist()
@@ -396,6 +437,6 @@ def analyze(cfg: HarnessTeacherConfig, store: RecordStore, chosen: str) -> dict[
         "SELECT run_id, avg(success::DOUBLE) AS solve_rate, count(*) AS episodes FROM episodes "
         "WHERE starts_with(run_id, 'train-') GROUP BY run_id ORDER BY run_id").to_pylist()
     return {"harness_table": ceiling.harness_table(grid), "reference_table": ceiling.harness_table(ref_grid),
-            "decomposition": decomp, "gain": {"kappa": gp.kappa.as_dict(), "fit_on": gp.fit_on, "rows": gp.rows},
+            "decomposition": decomp, "gain": {"kappa": gp.kappa.as_dict(), "fit_on": gp.fit_on, "rows": gp.rows, "points": points},
             "outcomes": outcomes, "turns": turns, "training": training,
             "cells": ceiling.cell_table(grid)}

@@ -1,0 +1,76 @@
+"""`harnessrl recipe harness-teacher` (and, with the study's title, `harnessrl study`).
+
+Registered on the recipe group by commands/recipe.py (one line); kept in its own file.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from harnessrl.commands.common import console, progress, user_errors
+
+SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); paper: terminal tasks "
+                     "through the coding harnesses, a real model on a GPU (needs --model).")
+MODEL = typer.Option(None, "--model", "-m", help="Model folder or cached id (default: build a tiny LM here).")
+LORA = typer.Option(None, "--lora-rank", min=0, help="LoRA rank for SFT and RL (0 = full fine-tuning; paper scale: 32).")
+BACKEND = typer.Option(None, "--backend", help="local | ray: where evaluation rollouts run (RL generation stays local).")
+CONFIG = typer.Option(None, "--config", "-c", help="YAML/TOML settings applied on the scale's defaults.")
+SETS = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set agent_updates=32.")
+RESUME = typer.Option(False, "--resume", help="Continue the study in --out: finished stages are reused, RL resumes from "
+                      "its last checkpoint.")
+WORKERS = typer.Option(None, "--workers", "-j", min=1, help="Parallel rollout workers and RL rounds (default 2 on CPU).")
+
+
+def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: str | None, config: Path | None,
+                overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str) -> None:
+    from harnessrl.config import load_config
+    from harnessrl.recipes import harness_teacher as recipe
+    from harnessrl.recipes.harness_teacher_report import build_report, summary_lines
+
+    with user_errors():
+        sets = list(overrides) + [f"{k}={v}" for k, v in (("model", model), ("lora_rank", lora_rank), ("backend", backend),
+                                                          ("workers", workers)) if v is not None]
+        cfg = load_config(recipe.HarnessTeacherConfig, config, sets, base=recipe.preset(scale))
+        if cfg.scale == "paper" and not cfg.model:
+            raise typer.BadParameter("--scale paper needs --model (a real model, on a GPU)")
+        if out.exists() and any(out.iterdir()) and not resume:
+            console.print(f"[yellow]{out} is not empty; pass --resume to continue it, or choose another --out[/]")
+            raise typer.Exit(2)
+        console.print(f"{name} ({cfg.scale}): train in {cfg.train_harness}, evaluate in {len(cfg.harnesses)} harnesses + "
+                      f"sealed {cfg.sealed_harness}, {cfg.workers} worker(s) -> {out}", highlight=False)
+        t0 = time.perf_counter()
+        try:
+            with progress() as bar:
+                tasks: dict[str, int] = {}
+
+                def tick(stage: str, i: int, n: int | None) -> None:
+                    if stage not in tasks:
+                        tasks[stage] = bar.add_task(stage, total=n)
+                    bar.update(tasks[stage], completed=i, total=n)
+
+                res = recipe.run(cfg, out, progress=tick)
+        except KeyboardInterrupt:
+            again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")
+            console.print(f"\n[yellow]interrupted; finished stages and RL checkpoints are kept in {out}.[/] Continue with:\n"
+                          f"  harnessrl {again} --resume", highlight=False)
+            raise typer.Exit(130) from None
+        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else f"harnessrl {name}"
+        report = build_report(res, command, title=title)
+    for line in summary_lines(res):
+        console.print("  " + line, highlight=False)
+    console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")
+
+
+def harness_teacher(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
+                    config: Path | None = CONFIG, overrides: list[str] = SETS,
+                    out: Path = typer.Option(Path("runs/harness-teacher"), "--out", "-o", help="Models, runs, store, seal, report.html."),
+                    resume: bool = RESUME, workers: int | None = WORKERS) -> None:
+    """Train in one harness, evaluate in all (+ a sealed one), split differences into ceiling and mismatch,
+    train further where the predicted gain is highest and compare predicted with observed gain."""
+    run_teacher(scale, model, lora_rank, backend, config, overrides, out, resume, workers,
+                "harness-teacher: what the training harness taught the agent", "recipe harness-teacher")

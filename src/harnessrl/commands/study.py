@@ -1,0 +1,25 @@
+"""`harnessrl study`: the main job — from nothing to a report of what the harness taught the agent.
+
+The study is the harness-teacher recipe (no separate code path): build and warm-start a model, seal
+an unseen harness, train the agent in one harness, evaluate it everywhere, decompose every
+cross-harness difference, predict which further training gains most, train there, compare.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harnessrl.commands.recipe_harness_teacher import BACKEND, CONFIG, LORA, MODEL, RESUME, SCALE, SETS, WORKERS, run_teacher
+
+
+def study(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
+          config: Path | None = CONFIG, overrides: list[str] = SETS,
+          out: Path = typer.Option(Path("runs/study"), "--out", "-o", help="Models, runs, record store, seal, report.html."),
+          resume: bool = RESUME, workers: int | None = WORKERS) -> None:
+    """The main job: train a small agent in one harness, evaluate it across harnesses (and a sealed unseen one),
+    split every difference into ceiling and mismatch, train further where the predicted gain is highest, and
+    write report.html. Ctrl-C keeps a resumable study; --resume continues it."""
+    run_teacher(scale, model, lora_rank, backend, config, overrides, out, resume, workers,
+                "harnessrl study: what the training harness taught the agent", "study")

@@ -1,0 +1,138 @@
+"""`harnessrl study` (= the harness-teacher recipe) end to end at a very small scale, in a real
+process: Ctrl-C mid-study, --resume, the report and its numbers, the seal, refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harnessrl.evaluate.seal import all_seals, verify_seal
+from harnessrl.records import RecordStore
+
+SMALL = ["eval_tasks=4", "sft_seeds=1", "sft_epochs=1", "agent_updates=2", "further_updates=2", "group_size=2",
+         "tasks_per_update=2", "ref_samples=4", "eval_samples=2", "n_boot=50"]
+SETS = [x for s in SMALL for x in ("--set", s)]
+
+
+def cli(*args: str, **kw) -> subprocess.Popen:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.Popen([sys.executable, "-m", "harnessrl.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env, **kw)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> tuple[Path, str, str]:
+    """Start a study, interrupt it with SIGINT once the reference stage is done, resume it to the end."""
+    out = tmp_path_factory.mktemp("study") / "s"
+    proc = cli("study", "--out", str(out), "--workers", "1", *SETS)
+    deadline = time.time() + 300
+    while not (out / "stages" / "reference.json").exists():
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.time() < deadline, "the reference stage did not finish in 300 s"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    first = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130, first
+    resumed = cli("study", "--out", str(out), "--workers", "1", "--resume", *SETS)
+    second = resumed.communicate(timeout=900)[0]
+    assert resumed.returncode == 0, second
+    return out, first, second
+
+
+def test_ctrl_c_leaves_a_resumable_study(study):
+    out, first, second = study
+    assert "interrupted" in first and "--resume" in first
+    assert not (out / "report.html").exists() or "report:" in second
+    # the reference stage was reused, not redone: its stage file predates the resumed run's RL
+    ref_stage = (out / "stages" / "reference.json").stat().st_mtime
+    assert ref_stage < (out / "models" / "agent" / "done.json").stat().st_mtime
+    store = RecordStore(out / "store")
+    n_ref = store.sql("SELECT count(*) AS n FROM episodes WHERE run_id = 'ref'").to_pylist()[0]["n"]
+    assert n_ref == 7 * 4 * 4  # harnesses x held-out tasks x ref_samples, stored once
+
+
+def test_report_and_summary_show_the_study(study):
+    out, _, second = study
+    html = (out / "report.html").read_text()
+    for needle in ("Headline", "Ceiling and score per harness", "ceiling change minus headroom change",
+                   "Predicted vs observed gain", "preferences the agent carries", "Sealed unseen harness",
+                   "Exact config", "How to reproduce", "data:image/png;base64", "torch"):
+        assert needle in html, needle
+    assert html.count("<img") == 4
+    for needle in ("agent trained in plain", "sealed unseen harness json", "predicted", "observed", "report:"):
+        assert needle in second, needle
+
+
+def test_every_cross_harness_difference_decomposes(study):
+    out, _, _ = study
+    from harnessrl.config import load_config
+    from harnessrl.recipes import harness_teacher as recipe
+
+    cfg = load_config(recipe.HarnessTeacherConfig, out / "config.json")
+    res = recipe.analyze(cfg, RecordStore(out / "store"), json.loads((out / "stages" / "choice.json").read_text())["harness"])
+    rows = {(d["to"], d["term"].split()[-1]): d["value"] for d in res["decomposition"]}
+    targets = {d["to"] for d in res["decomposition"]}
+    assert targets == {*cfg.harnesses, cfg.sealed_harness} - {cfg.train_harness}
+    for t in targets:
+        assert rows[(t, "dS")] == pytest.approx(rows[(t, "dC")] - rows[(t, "dG")], abs=1e-9)
+    table = {r["harness"]: r for r in res["harness_table"]}
+    for r in table.values():
+        assert 0 <= r["score"] <= r["hard_ceiling"] + 1e-9 <= 1 + 1e-9
+    assert set(table) == {*cfg.harnesses, cfg.sealed_harness}
+
+
+def test_report_renders_in_headless_chromium(study):
+    from harnessrl.report.browser import check_report
+
+    out, _, _ = study
+    check = check_report(out / "report.html")
+    assert check.ok, check.problems()
+    assert check.images_total == check.images_loaded == 4 and not check.console_errors
+    assert check.screenshot.parent == out and check.screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_chosen_harness_has_the_highest_prediction_and_was_trained(study):
+    out, _, _ = study
+    choice = json.loads((out / "stages" / "choice.json").read_text())
+    preds = {h: p["value"] for h, p in choice["predicted"].items()}
+    if np.isfinite(choice["kappa"]["value"]):
+        assert choice["harness"] == max(preds, key=preds.get) and choice["rule"].startswith("highest predicted")
+    else:  # a tiny model may leave no headroom to fit kappa on: the choice says so
+        assert choice["rule"].startswith("kappa undefined")
+    assert choice["harness"] not in ("lookup-plain", "lookup-sys", "lookup-noobj")  # not train / calibration
+    assert (out / "models" / f"further-{choice['harness']}" / "done.json").exists()
+    store = RecordStore(out / "store")
+    after = store.sql(f"SELECT count(*) AS n FROM episodes WHERE run_id = 'after-{choice['harness']}'").to_pylist()[0]["n"]
+    assert after == 4 * 2
+
+
+def test_sealed_harness_was_evaluated_once_against_its_seal(study):
+    out, _, _ = study
+    (seal,) = all_seals(out / "seals")
+    assert seal.harness_ids == {"lookup-json"} and seal.eval_path.exists()
+    assert verify_seal(seal.name, RecordStore(out / "store"), out / "seals") == []
+    assert len(json.loads(seal.eval_path.read_text())["entry"]["episodes"]) == 4 * 4 + 4 * 2
+
+
+def test_resume_with_other_settings_is_refused(study):
+    out, _, _ = study
+    proc = cli("study", "--out", str(out), "--resume", *SETS, "--set", "agent_updates=3")
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 2 and "agent_updates: 2 -> 3" in text, text
+
+
+def test_a_used_folder_without_resume_and_bad_settings_are_refused(study, tmp_path):
+    out, _, _ = study
+    proc = cli("study", "--out", str(out), *SETS)
+    assert proc.communicate(timeout=120)[0] and proc.returncode == 2
+    proc = cli("study", "--out", str(tmp_path / "x"), "--set", "train_harness=lookup-nope")
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 2 and "train_harness" in text, text
