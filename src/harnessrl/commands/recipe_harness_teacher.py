@@ -23,10 +23,12 @@ CONFIG = typer.Option(None, "--config", "-c", help="YAML/TOML settings applied o
 SETS = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set agent_updates=32.")
 RESUME = typer.Option(False, "--resume", help="Continue the study in --out: finished stages are reused, RL resumes from "
                       "its last checkpoint.")
+RAY = typer.Option(None, "--ray-address", help="With --backend ray: an existing cluster's address (default: a local Ray, "
+                   "which must run in a loopback-only network namespace).")
 WORKERS = typer.Option(None, "--workers", "-j", min=1, help="Parallel rollout workers and RL rounds (default 2 on CPU).")
 
 
-def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: str | None, config: Path | None,
+def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: str | None, ray_address: str | None, config: Path | None,
                 overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str) -> None:
     from harnessrl.config import load_config
     from harnessrl.recipes import harness_teacher as recipe
@@ -34,7 +36,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
 
     with user_errors():
         sets = list(overrides) + [f"{k}={v}" for k, v in (("model", model), ("lora_rank", lora_rank), ("backend", backend),
-                                                          ("workers", workers)) if v is not None]
+                                                          ("ray_address", ray_address), ("workers", workers)) if v is not None]
         cfg = load_config(recipe.HarnessTeacherConfig, config, sets, base=recipe.preset(scale))
         if cfg.scale == "paper" and not cfg.model:
             raise typer.BadParameter("--scale paper needs --model (a real model, on a GPU)")
@@ -67,10 +69,10 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
 
 
 def harness_teacher(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
-                    config: Path | None = CONFIG, overrides: list[str] = SETS,
+                    ray_address: str | None = RAY, config: Path | None = CONFIG, overrides: list[str] = SETS,
                     out: Path = typer.Option(Path("runs/harness-teacher"), "--out", "-o", help="Models, runs, store, seal, report.html."),
                     resume: bool = RESUME, workers: int | None = WORKERS) -> None:
     """Train in one harness, evaluate in all (+ a sealed one), split differences into ceiling and mismatch,
     train further where the predicted gain is highest and compare predicted with observed gain."""
-    run_teacher(scale, model, lora_rank, backend, config, overrides, out, resume, workers,
+    run_teacher(scale, model, lora_rank, backend, ray_address, config, overrides, out, resume, workers,
                 "harness-teacher: what the training harness taught the agent", "recipe harness-teacher")

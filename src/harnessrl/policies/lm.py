@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,9 @@ from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.chat import ChatEncoder, EpisodeContext
 from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingParams
 from harnessrl.policies.scoring import TokenScores, token_logprobs  # noqa: F401  (re-exported)
+
+# peft asks transformers a deprecated question on every adapter load; the answer is right, the noise is not ours
+warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
 
 
 class LMConfig(Config):

@@ -54,7 +54,7 @@ from harnessrl.rollout.backends import Job, run_jobs
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.sequences import build_batch, micro_batches
 from harnessrl.train.sft import build_tiny_for, warm_start
-from harnessrl.train.tasks import load_tasks
+from harnessrl.train.tasks import load_tasks, task_id
 
 Progress = Callable[[str, int, int | None], None]
 
@@ -70,6 +70,7 @@ class HarnessTeacherConfig(Config):
     tiny_size: str = "micro"
     device: str = "auto"
     backend: Literal["local", "ray"] = Field("local", description="Where evaluation rollouts run (RL generation stays local).")
+    ray_address: str | None = Field(None, description="An existing Ray cluster (ray://host:10001 or host:6379) for --backend ray.")
     workers: int = Field(default_factory=lambda: 1 if torch.cuda.is_available() else max(1, min(2, os.cpu_count() or 1)))
     suite: str = "lookup"
     train_harness: str = "lookup-plain"
@@ -154,7 +155,7 @@ def _stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, 
 
 
 # settings that change where or how fast the work runs, not its results
-RUNTIME_ONLY = {"workers", "backend", "device"}
+RUNTIME_ONLY = {"workers", "backend", "ray_address", "device"}
 
 
 def _check_same_config(cfg: HarnessTeacherConfig, path: Path) -> None:
@@ -215,7 +216,7 @@ def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks:
         progress(f"sampling {run_id}", done[0], len(jobs))
 
     episodes = run_jobs(PolicySpec("lm", model, opts), jobs, backend=cfg.backend, workers=cfg.workers,
-                        group_size=max(n, 256), run_id=run_id, on_chunk=tick)
+                        group_size=max(n, 256), run_id=run_id, address=cfg.ray_address, on_chunk=tick)
     for eid, ep in zip(ids, episodes):
         ep.episode_id = eid
     if reference is not None:
@@ -261,7 +262,7 @@ def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None
         return str(final)
     tcfg = AgentTrainConfig(
         policy=policy_config(cfg, start[0], lora_rank=cfg.lora_rank, adapter=start[1]), run_dir=str(out / "runs" / name),
-        store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[t.task_id for t in train],
+        store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[task_id(t) for t in train],
         harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
         objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"))
     on_update = (lambda r: queue.put((name, r["update"], updates))) if queue is not None else None
@@ -314,7 +315,8 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
     store = RecordStore(out / "store")
 
     # 1. the reference: a model warm-started on oracle demonstrations through the training harness
-    model = cfg.model or build_tiny_for(out / "model", Oracle(), cfg.harnesses, train, size=cfg.tiny_size)
+    model = cfg.model or build_tiny_for(out / "model", Oracle(), cfg.harnesses, train, size=cfg.tiny_size,
+                                           max_positions=cfg.max_context_tokens or 512)
     sft_model, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
                                      cfg.train_harness, train, seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
                                      lr=cfg.sft_lr, batch_rows=cfg.sft_batch, progress=progress)

@@ -258,5 +258,6 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
                   caption="Wall time of the sampling stages", digits=1)
     rep.config(cfg)
     rep.reproduce(command, seeds=cfg.seed, store=out / "store")
-    rep.text(f"Re-analyse the records with `harnessrl analyze {out / 'store'} --reference ref --policy agent`.")
+    rep.text(f"Re-analyse the records with `harnessrl analyze {out / 'store'} --reference lm:sft --policy lm:agent "
+             "--where \"NOT starts_with(run_id, 'train-')\"` (training rollouts excluded).")
     return rep.write(out / "report.html")

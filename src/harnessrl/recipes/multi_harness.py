@@ -44,7 +44,7 @@ from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.sft import build_tiny_for
 from harnessrl.train.sft import warm_start as sft_warm_start
-from harnessrl.train.tasks import load_tasks
+from harnessrl.train.tasks import load_tasks, task_id
 
 CLAIM = ("Multi-harness RL: the evaluation harness moves solve rates far more (2.14% -> 9.27%) than the grouping "
          "rule (Within = task x harness groups vs Cross = task groups), which has a negligible effect; Cross credit "
@@ -163,7 +163,7 @@ def rl_config(cfg: MultiHarnessConfig, out: Path, sft_model: str, rule: str, see
         policy=LMConfig(model=sft_model, lora_rank=cfg.lora_rank, device=cfg.device, temperature=cfg.temperature,
                         max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens),
         run_dir=str(out / "runs" / f"{rule}-s{seed}"), store=str(out / "store"), run_id=f"{rule}-s{seed}",
-        suite=cfg.suite, tasks=[t.task_id for t in train], harnesses=list(cfg.train_harnesses),
+        suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.train_harnesses),
         group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=cfg.updates, grouping=rule,
         objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed, seals_dir=str(out / "seals"))
 

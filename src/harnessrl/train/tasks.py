@@ -12,6 +12,11 @@ from typing import Any
 from harnessrl.config import ConfigError
 
 
+def task_id(task: Any) -> str:
+    """The id a record carries: built-in env tasks (lookup, MiniWoB) name it task_id, suite tasks id."""
+    return task.task_id if hasattr(task, "task_id") else task.id
+
+
 def load_tasks(suite: str, ids: list[str] | None = None) -> list[Any]:
     if suite == "lookup":
         from harnessrl.envs.lookup import lookup_tasks
@@ -35,7 +40,7 @@ def load_tasks(suite: str, ids: list[str] | None = None) -> list[Any]:
                           f"({', '.join(builtin_suites()) or 'none'}) or a suite folder")
     tasks = list(load_suite_folder(root))
     if ids is not None:
-        by_id = {t.task_id if hasattr(t, "task_id") else t.id: t for t in tasks}
+        by_id = {task_id(t): t for t in tasks}
         missing = [i for i in ids if i not in by_id]
         if missing:
             raise ConfigError(f"suite {suite!r} has no tasks {missing[:5]}")
