@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -50,3 +50,17 @@ def progress() -> Progress:
         console=err_console,
         transient=False,
     )
+
+
+@contextmanager
+def stage_progress() -> Iterator[Callable[[str, int, int | None], None]]:
+    """A progress display with one bar per stage, for recipes that report `tick(stage, done, total)`."""
+    with progress() as bar:
+        tasks: dict[str, int] = {}
+
+        def tick(stage: str, i: int, n: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=n)
+            bar.update(tasks[stage], completed=i, total=n)
+
+        yield tick

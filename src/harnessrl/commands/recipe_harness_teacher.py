@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, progress, user_errors
+from harnessrl.commands.common import console, stage_progress, user_errors
 
 SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); paper: terminal tasks "
                      "through the coding harnesses, a real model on a GPU (needs --model).")
@@ -47,14 +47,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
                       f"sealed {cfg.sealed_harness}, {cfg.workers} worker(s) -> {out}", highlight=False)
         t0 = time.perf_counter()
         try:
-            with progress() as bar:
-                tasks: dict[str, int] = {}
-
-                def tick(stage: str, i: int, n: int | None) -> None:
-                    if stage not in tasks:
-                        tasks[stage] = bar.add_task(stage, total=n)
-                    bar.update(tasks[stage], completed=i, total=n)
-
+            with stage_progress() as tick:
                 res = recipe.run(cfg, out, progress=tick)
         except KeyboardInterrupt:
             again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, progress, user_errors
+from harnessrl.commands.common import console, stage_progress, user_errors
 
 
 def multi_harness(
@@ -42,14 +42,7 @@ def multi_harness(
         console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
                       f"{cfg.workers} worker(s) -> {out}")
         t0 = time.perf_counter()
-        with progress() as bar:
-            tasks: dict[str, int] = {}
-
-            def tick(stage: str, i: int, n: int | None) -> None:
-                if stage not in tasks:
-                    tasks[stage] = bar.add_task(stage, total=n)
-                bar.update(tasks[stage], completed=i, total=n)
-
+        with stage_progress() as tick:
             res = recipe.run(cfg, out, progress=tick)
         command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "harnessrl recipe multi-harness"
         report = build_report(res, command)

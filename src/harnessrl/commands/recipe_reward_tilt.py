@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, progress, user_errors
+from harnessrl.commands.common import StoreOption, console, default_store, stage_progress, user_errors
 
 
 def reward_tilt(
@@ -28,14 +28,7 @@ def reward_tilt(
         cfg = load_config(recipe.RewardTiltConfig, config, overrides, base=recipe.preset(scale))
         store_path = store or default_store()
         console.print(f"reward-tilt ({cfg.scale}): store {store_path}, report -> {out}")
-        with progress() as bar:
-            tasks: dict[str, int] = {}
-
-            def on_progress(stage: str, i: int, n: int | None) -> None:
-                if stage not in tasks:
-                    tasks[stage] = bar.add_task(stage, total=n)
-                bar.update(tasks[stage], completed=i, total=n)
-
+        with stage_progress() as on_progress:
             res = recipe.run(cfg, RecordStore(store_path), on_progress)
         command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "harnessrl recipe reward-tilt"
         report = build_report(res, out, store_path, command)

@@ -307,6 +307,8 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    if not torch.cuda.is_available():  # one thread: faster for a tiny model, and the same floats on any CPU count
+        torch.set_num_threads(1)
     train, held_out = split_tasks(cfg)
     for h in [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]:
         make_harness(h)  # an unknown harness fails here, before any work
