@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing as mp
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -41,8 +40,7 @@ from pydantic import Field, model_validator
 
 from harnessrl.analysis import ceiling
 from harnessrl.analysis.preferences import contrasts, preference_table, score_contrasts
-from harnessrl.analysis.samples import Samples
-from harnessrl.config import Config, ConfigError
+from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate.seal import create_seal, load_seal, write_sealed_eval
 from harnessrl.harness.base import load_spec, make_harness
@@ -50,9 +48,9 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
+from harnessrl.recipes.lm_base import LMRecipeConfig, attach_ref_logprob, samples
 from harnessrl.rollout.backends import Job, run_jobs
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
-from harnessrl.train.sequences import build_batch, micro_batches
 from harnessrl.train.sft import build_tiny_for, warm_start
 from harnessrl.train.tasks import load_tasks, task_id
 
@@ -63,16 +61,9 @@ CLAIM = ("Under KL-regularised control a trained policy's log-odds carry its tra
          "agents across harnesses conflates the two; ceiling and mismatch predict the gains of further training.")
 
 
-class HarnessTeacherConfig(Config):
-    scale: Literal["small", "paper"] = "small"
-    model: str | None = Field(None, description="A model path or cached id; None builds a tiny LM here.")
-    lora_rank: int = Field(0, ge=0, description="LoRA rank for SFT and RL (0 = full fine-tuning, tiny models).")
-    tiny_size: str = "micro"
-    device: str = "auto"
+class HarnessTeacherConfig(LMRecipeConfig):
     backend: Literal["local", "ray"] = Field("local", description="Where evaluation rollouts run (RL generation stays local).")
     ray_address: str | None = Field(None, description="An existing Ray cluster (ray://host:10001 or host:6379) for --backend ray.")
-    workers: int = Field(default_factory=lambda: 1 if torch.cuda.is_available() else max(1, min(2, os.cpu_count() or 1)))
-    suite: str = "lookup"
     train_harness: str = "lookup-plain"
     harnesses: list[str] = Field(["lookup-plain", "lookup-obs", "lookup-sys", "lookup-ask", "lookup-noobj", "lookup-partial",
                                   "lookup-kv"], description="Evaluated harnesses (variants differ in syntax, prompt or ceiling).")
@@ -81,23 +72,16 @@ class HarnessTeacherConfig(Config):
                                              description="Further-trained to fit kappa in dS = kappa (C - S).")
     eval_tasks: int = Field(32, ge=2, description="Held-out tasks (the last ones of the suite).")
     sft_seeds: int = Field(20, ge=1, description="Demonstrations per training task (a lookup world per seed).")
-    sft_epochs: int = Field(4, ge=1)
-    sft_lr: float = 3e-3
-    sft_batch: int = 32
     agent_updates: int = Field(12, ge=1, description="RL updates of the agent in the training harness.")
     further_updates: int = Field(20, ge=1, description="RL updates of each round of further training.")
-    group_size: int = Field(16, ge=2)
+    group_size: int = Field(16, ge=2, description="Samples per (task, harness) in an RL batch.")
     tasks_per_update: int = Field(8, ge=1)
     lr: float = 1e-4
     epochs: int = Field(2, ge=1, description="Passes over each RL batch.")
     minibatches: int = Field(4, ge=1, description="Optimizer steps per pass.")
-    objective: str = "grpo"
-    kl_coef: float = 0.0
     ref_samples: int = Field(32, ge=2, description="Reference samples per task and harness (the ceiling's k).")
     eval_samples: int = Field(16, ge=1, description="Samples of a trained policy per task and harness (its score).")
     beta: float = Field(0.1, gt=0, description="KL weight of the soft ceiling and the mismatch.")
-    max_new_tokens: int = 12
-    max_context_tokens: int | None = None
     n_boot: int = Field(1000, ge=10)
     seed: int = 0
 
@@ -223,29 +207,6 @@ def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks:
         attach_ref_logprob(reference, episodes)
     store.append([e for e in episodes if e.episode_id not in have])
     return ids
-
-
-@torch.no_grad()
-def attach_ref_logprob(reference: LMPolicy, episodes: list[Episode], micro_tokens: int = 65_536) -> None:
-    """metadata["ref_logprob"] = log pi_ref(trajectory): the generated tokens re-scored by the reference."""
-    from harnessrl.policies.scoring import token_logprobs
-
-    scored = [e for e in episodes if any(len(t.token_ids) for t in e.turns)]
-    if not scored:
-        return
-    batch = build_batch(scored, reference.pad_token_id)
-    totals = torch.zeros(len(scored), dtype=torch.float64)
-    for idx in micro_batches(batch, torch.arange(batch.ids.shape[0]), micro_tokens):
-        mb = batch.rows(idx).to(reference.device)
-        lp = token_logprobs(reference.model, mb.ids, mb.attention, mb.mask, 1.0, share_prefix=True).logprobs
-        totals.index_add_(0, mb.episode.cpu(), (lp * mb.mask).sum(-1).double().cpu())
-    for ep, total in zip(scored, totals.tolist()):
-        ep.metadata["ref_logprob"] = total
-
-
-def samples(store: RecordStore, *run_ids: str) -> Samples:
-    quoted = ", ".join("'" + r.replace("'", "") + "'" for r in run_ids)
-    return Samples.from_store(store, where=f"run_id IN ({quoted})")
 
 
 # ----------------------------------------------------------------------------------------

@@ -23,23 +23,23 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing as mp
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from pydantic import Field
 
-from harnessrl.config import Config, ConfigError
+from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate.seal import create_seal, load_seal
 from harnessrl.harness.base import make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
+from harnessrl.recipes.lm_base import LMRecipeConfig
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.sft import build_tiny_for
@@ -51,35 +51,16 @@ CLAIM = ("Multi-harness RL: the evaluation harness moves solve rates far more (2
          "does not make policies more portable to unseen harnesses than Within.")
 
 
-class MultiHarnessConfig(Config):
-    scale: Literal["small", "paper"] = "small"
-    model: str | None = Field(None, description="A model path or cached id; None builds a tiny LM here.")
-    lora_rank: int = Field(0, ge=0, description="LoRA rank for SFT and RL (0 = full fine-tuning, tiny models).")
-    tiny_size: str = "micro"
-    device: str = "auto"
-    suite: str = "lookup"
+class MultiHarnessConfig(LMRecipeConfig):
     sft_harness: str = "lookup-plain"
     train_harnesses: list[str] = ["lookup-plain", "lookup-kv", "lookup-brief"]
     sealed_harness: str = "lookup-json"
     eval_fraction: float = Field(0.2, gt=0, lt=1, description="Last fraction of the suite held out for evaluation.")
-    sft_seeds: int = Field(12, ge=1, description="Demonstrations per training task (lookup draws a world per seed).")
-    sft_epochs: int = Field(4, ge=1)
-    sft_lr: float = 3e-3
-    sft_batch: int = 32
     rules: list[str] = ["within", "cross"]
     seeds: list[int] = [0, 1, 2]
-    objective: str = "grpo"
     updates: int = Field(80, ge=1)
-    group_size: int = Field(8, ge=2)
-    tasks_per_update: int = 4
-    lr: float = 5e-4
-    kl_coef: float = 0.0
     temperature: float = 1.0
-    max_new_tokens: int = 12
-    max_context_tokens: int | None = None
     eval_seeds: int = Field(2, ge=1, description="Greedy episodes per held-out task and harness (different worlds).")
-    workers: int = Field(default_factory=lambda: 1 if torch.cuda.is_available() else max(1, min(2, os.cpu_count() or 1)))
-
 
 def preset(scale: str) -> dict[str, Any]:
     """small: the tiny LM on the lookup suite (minutes on 2 CPU cores). paper: the coding harnesses
