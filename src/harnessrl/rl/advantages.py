@@ -16,6 +16,8 @@ rules are registered in `GROUPING_RULES`. Formulas: ../shared/ANCHORS.md §2.
 
 from __future__ import annotations
 
+import operator
+
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -151,6 +153,9 @@ def batch(ctx: Any) -> Hashable:
     return 0
 
 
+_FAST_KEYS = {within: operator.itemgetter(0, 1), cross: operator.itemgetter(0)}
+
+
 def _rows(contexts: Sequence[Any] | Mapping[str, Sequence[Any]]) -> Sequence[Any]:
     if isinstance(contexts, Mapping):  # columns {"task_id": [...], "harness_id": [...]}
         names = list(contexts)
@@ -171,8 +176,14 @@ def group_index(
     Returns (index (B,) int64 with ids in order of first appearance, number of groups).
     """
     key = GROUPING_RULES.get(rule) if isinstance(rule, str) else rule
+    rows = _rows(contexts)
     ids: dict[Hashable, int] = {}
-    index = [ids.setdefault(key(c), len(ids)) for c in _rows(contexts)]
+    fast = _FAST_KEYS.get(key)
+    if fast is not None and rows and set(map(type, rows)) == {tuple} and min(map(len, rows)) >= 2:
+        # (task_id, harness_id) tuples, the trainers' form: keys read in C, same groups as `key`
+        index = [ids.setdefault(k, len(ids)) for k in map(fast, rows)]
+    else:
+        index = [ids.setdefault(key(c), len(ids)) for c in rows]
     return torch.tensor(index, dtype=torch.long, device=device), len(ids)
 
 
