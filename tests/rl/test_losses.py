@@ -10,7 +10,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harnessrl.rl import kl as K
 from harnessrl.rl import losses as L
+from harnessrl.rl import value as V
 from tests.rl import reference as ref
 from tests.rl.strategies import arrays, masks, policy_batches, shapes
 
@@ -124,18 +126,18 @@ def test_kl_estimators_match_reference(shape, kind, data):
     rl = data.draw(arrays(shape, st.floats(-30.0, 0.0)))
     base = {"kl": "k1", "mse": "k2", "low_var_kl": "k3"}.get(kind, kind)
     want = [[ref.kl(a - b, base) for a, b in zip(r1, r2)] for r1, r2 in zip(lp.tolist(), rl.tolist())]
-    torch.testing.assert_close(L.kl_penalty(t64(lp), t64(rl), kind), t64(want), **TOL)
+    torch.testing.assert_close(K.kl_penalty(t64(lp), t64(rl), kind), t64(want), **TOL)
     mask = data.draw(masks(shape))
-    torch.testing.assert_close(L.kl_loss(t64(lp), t64(rl), t64(mask), kind),
+    torch.testing.assert_close(K.kl_loss(t64(lp), t64(rl), t64(mask), kind),
                                scalar(ref.aggregate(want, mask.tolist(), "token-mean")), **TOL)
     rewards = data.draw(arrays(shape))
-    folded = L.kl_in_reward(t64(rewards), t64(lp), t64(rl), t64(mask), coef=0.1, kind=kind)
+    folded = K.kl_in_reward(t64(rewards), t64(lp), t64(rl), t64(mask), coef=0.1, kind=kind)
     torch.testing.assert_close(folded, (t64(rewards) - 0.1 * t64(want)) * t64(mask), **TOL)
 
 
 def test_k3_is_nonnegative_and_clamped():
     x = t64([-50.0, -1.0, 0.0, 1.0, 50.0])
-    k3 = L.kl_k3(x)
+    k3 = K.kl_k3(x)
     assert torch.all(k3 >= 0) and k3.max() <= 10.0 and k3[2] == 0
 
 
@@ -144,14 +146,14 @@ def test_k3_is_nonnegative_and_clamped():
 def test_value_loss_matches_reference(shape, clip, agg, data):
     v, vo, r = (data.draw(arrays(shape)) for _ in range(3))
     m = data.draw(masks(shape))
-    out = L.value_loss(t64(v), t64(vo), t64(r), t64(m), clip=clip, agg=agg)
+    out = V.value_loss(t64(v), t64(vo), t64(r), t64(m), clip=clip, agg=agg)
     want = ref.value_loss(v.tolist(), vo.tolist(), r.tolist(), m.tolist(), clip, agg)
     torch.testing.assert_close(out.loss, scalar(want), **TOL)
 
 
 def test_value_loss_accepts_flat_batches():
     v, vo, r = t64([1.0, 2.0]), t64([1.5, 1.5]), t64([0.0, 4.0])
-    out = L.value_loss(v, vo, r, clip=0.2)
+    out = V.value_loss(v, vo, r, clip=0.2)
     want = 0.5 * ((max(1.0, (1.3 - 0.0) ** 2)) + max(4.0, (1.7 - 4.0) ** 2)) / 2
     torch.testing.assert_close(out.loss, scalar(want))
     assert out.metrics["vf_clipfrac"].item() == pytest.approx(1.0)
@@ -178,13 +180,13 @@ def test_gradients_flow_only_through_unmasked_tokens(name, agg):
     adv = torch.randn(B, T if name != "gspo" else 1, generator=g, dtype=torch.float64).squeeze(-1)
     ref_lp = -torch.rand(B, T, generator=g, dtype=torch.float64)
     clip = dict(clip_low=0.5, clip_high=0.5)  # wide: every unmasked token keeps a gradient
-    loss = L.policy_loss(name, lp, old, adv, mask, agg=agg, **clip).loss + L.kl_loss(lp, ref_lp, mask, "k3", agg)
+    loss = L.policy_loss(name, lp, old, adv, mask, agg=agg, **clip).loss + K.kl_loss(lp, ref_lp, mask, "k3", agg)
     loss.backward()
     assert torch.all(lp.grad[mask == 0] == 0)
     assert torch.all(lp.grad[mask == 1] != 0)
     v = torch.randn(B, T, generator=g, dtype=torch.float64, requires_grad=True)
     returns = torch.randn(B, T, generator=g, dtype=torch.float64)
-    L.value_loss(v, v.detach() + 0.1, returns, mask, clip=0.2, agg=agg).loss.backward()
+    V.value_loss(v, v.detach() + 0.1, returns, mask, clip=0.2, agg=agg).loss.backward()
     assert torch.all(v.grad[mask == 0] == 0)
 
 
@@ -195,7 +197,7 @@ def test_unknown_names_and_bad_shapes_raise_clear_errors():
     with pytest.raises(KeyError, match="token-mean"):
         L.aggregate(x, None, "token-avg")
     with pytest.raises(KeyError, match="k3"):
-        L.kl_penalty(x, x, "k4")
+        K.kl_penalty(x, x, "k4")
     with pytest.raises(ValueError, match="advantages"):
         L.ppo_loss(x, x, torch.zeros(3))
     with pytest.raises(ValueError, match="mask"):

@@ -1,4 +1,4 @@
-"""Policy objectives, value loss, KL estimators and loss aggregation as pure tensor functions.
+"""Policy objectives and loss aggregation as pure tensor functions (value loss: rl/value.py).
 
 Shapes: B = sequences (or samples), T = tokens (T = 1 for classic RL). log_prob and
 old_log_prob are the per-token log-probabilities of the taken tokens/actions under the
@@ -8,7 +8,7 @@ Registries (configs pick by name; names as in verl / TRL):
   POLICY_LOSSES  ppo | grpo | rloo (token-level clipped ratio), gspo (sequence ratio),
                  gspo_token (sequence ratio value, per-token gradient)
   AGGREGATIONS   token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm
-  KL_ESTIMATORS  k1 (kl) | k2 (mse) | k3 (low_var_kl)
+(KL estimators to a reference policy: rl/kl.py.)
 Every policy loss returns a `LossOutput`: the scalar loss and detached diagnostics (clip
 fractions low/high, approximate KL, ratio min/mean/max, entropy when logits are given).
 """
@@ -28,7 +28,6 @@ from harnessrl.rl.registry import Registry
 
 POLICY_LOSSES: Registry[Callable[..., "LossOutput"]] = Registry("policy loss")
 AGGREGATIONS: Registry[Callable[..., Tensor]] = Registry("loss aggregation")
-KL_ESTIMATORS: Registry[Callable[[Tensor], Tensor]] = Registry("KL estimator")
 
 #: TRL GRPOConfig.loss_type -> the aggregation it performs.
 TRL_LOSS_TYPES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm", "dapo": "token-mean"}
@@ -100,53 +99,6 @@ def _mean_nonempty(per_seq: Tensor, mask: Tensor | None) -> Tensor:
 def aggregate(loss: Tensor, mask: Tensor | None, mode: str = "token-mean", norm: float | None = None) -> Tensor:
     """Reduce per-token losses (B, T) to a scalar with the named aggregation."""
     return AGGREGATIONS.get(mode)(loss, mask, norm)
-
-
-# ----------------------------------------------------------------------------------------
-# KL to a reference policy
-
-
-def _kl_input(log_prob: Tensor, ref_log_prob: Tensor) -> Tensor:
-    return log_prob - ref_log_prob
-
-
-@KL_ESTIMATORS.register("k1", "kl")
-def kl_k1(x: Tensor) -> Tensor:
-    """k1 = x, x = log pi - log pi_ref (unbiased, high variance, can be negative)."""
-    return x
-
-
-@KL_ESTIMATORS.register("k2", "mse")
-def kl_k2(x: Tensor) -> Tensor:
-    """k2 = x^2 / 2."""
-    return 0.5 * x.square()
-
-
-@KL_ESTIMATORS.register("k3", "low_var_kl")
-def kl_k3(x: Tensor) -> Tensor:
-    """k3 = exp(-x) + x - 1 >= 0, x clamped to [-20, 20] and the result to [-10, 10] (verl)."""
-    x = x.clamp(-20.0, 20.0)
-    return (torch.exp(-x) + x - 1.0).clamp(-10.0, 10.0)
-
-
-def kl_penalty(log_prob: Tensor, ref_log_prob: Tensor, kind: str = "k3") -> Tensor:
-    """Per-token KL estimate (B, T) between the policy and the reference."""
-    return KL_ESTIMATORS.get(kind)(_kl_input(log_prob, ref_log_prob))
-
-
-def kl_loss(log_prob: Tensor, ref_log_prob: Tensor, mask: Tensor | None = None, kind: str = "k3",
-            agg: str = "token-mean", norm: float | None = None) -> Tensor:
-    """KL as a loss term (verl use_kl_loss; multiply by a coefficient such as 1e-3). Scalar."""
-    mask = check_mask(mask, log_prob)
-    return aggregate(kl_penalty(log_prob, ref_log_prob, kind), mask, agg, norm)
-
-
-def kl_in_reward(token_rewards: Tensor, log_prob: Tensor, ref_log_prob: Tensor, mask: Tensor | None = None,
-                 coef: float = 1e-3, kind: str = "k1") -> Tensor:
-    """Rewards with the KL folded in: r_t - coef * kl_t (no gradient), 0 where masked. (B, T)."""
-    mask = check_mask(mask, token_rewards)
-    out = token_rewards - coef * kl_penalty(log_prob.detach(), ref_log_prob.detach(), kind)
-    return out if mask is None else out * mask
 
 
 # ----------------------------------------------------------------------------------------
@@ -435,47 +387,3 @@ def gspo_token_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, 
 def policy_loss(name: str, *args: Any, **kwargs: Any) -> LossOutput:
     """Call the registered policy loss `name` (ppo, grpo, rloo, gspo, gspo_token)."""
     return POLICY_LOSSES.get(name)(*args, **kwargs)
-
-
-# ----------------------------------------------------------------------------------------
-# Value loss
-
-
-def value_loss(values: Tensor, old_values: Tensor, returns: Tensor, mask: Tensor | None = None, *,
-               clip: float | None = None, agg: str = "token-mean", norm: float | None = None) -> LossOutput:
-    """0.5 (V - R)^2, or with clip: 0.5 max((V - R)^2, (clip(V, V_old - c, V_old + c) - R)^2).
-
-    values, old_values, returns, mask: (B, T) (T = 1 for classic RL) or (B,) with mask None.
-    """
-    if values.dim() == 1:
-        values, old_values, returns = values[:, None], old_values[:, None], returns[:, None]
-        mask = None if mask is None else mask[:, None]
-    mask = check_mask(mask, values)
-    if clip is None:
-        return LossOutput(0.5 * aggregate((values - returns).square(), mask, agg, norm), {})
-    loss, use_clipped = _ClippedValueLoss.apply(values, old_values, returns, clip)
-    return LossOutput(aggregate(loss, mask, agg, norm), lambda: {"vf_clipfrac": masked_mean(use_clipped.to(values.dtype), mask)})
-
-
-class _ClippedValueLoss(torch.autograd.Function):
-    """0.5 max((V - R)^2, (V_clip - R)^2) per element, V_clip = V_old + clip(V - V_old, -c, c).
-
-    The gradient is (V - R) where the unclipped error is kept, (V_clip - R) where the clipped one
-    is and V is inside the clip range, 0 otherwise: saved in the forward pass, one multiply in
-    the backward pass (instead of autograd through sub, clamp, square and maximum)."""
-
-    @staticmethod
-    def forward(ctx, values, old_values, returns, clip):
-        diff = values - returns
-        delta = values - old_values
-        diff_clipped = old_values + delta.clamp(-clip, clip) - returns
-        use_clipped = diff_clipped.square() > diff.square()
-        kept = torch.where(use_clipped, diff_clipped, diff)
-        ctx.save_for_backward(torch.where(use_clipped & (delta.abs() >= clip), torch.zeros_like(kept), kept))
-        ctx.mark_non_differentiable(use_clipped)
-        return 0.5 * kept.square(), use_clipped
-
-    @staticmethod
-    def backward(ctx, grad_loss, _):
-        (coef,) = ctx.saved_tensors
-        return grad_loss * coef, None, None, None

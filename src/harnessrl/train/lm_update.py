@@ -17,7 +17,9 @@ import torch
 
 from harnessrl.policies.lm import LMPolicy, token_logprobs
 from harnessrl.rl.advantages import gae
-from harnessrl.rl.losses import kl_loss, kl_penalty, policy_loss, value_loss
+from harnessrl.rl.kl import kl_loss, kl_penalty
+from harnessrl.rl.losses import policy_loss
+from harnessrl.rl.value import value_loss
 from harnessrl.rl.masked import masked_mean, masked_whiten
 from harnessrl.train.sequences import TokenBatch, micro_batches
 

@@ -34,7 +34,8 @@ from pydantic import Field, model_validator
 from harnessrl.config import Config
 from harnessrl.envs.normalize import ObsNormalizer, RewardNormalizer
 from harnessrl.rl.advantages import gae
-from harnessrl.rl.losses import ppo_loss, value_loss
+from harnessrl.rl.losses import ppo_loss
+from harnessrl.rl.value import value_loss
 from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
 from harnessrl.train.ppo_agent import ActorCritic
 
