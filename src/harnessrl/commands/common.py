@@ -64,3 +64,19 @@ def stage_progress() -> Iterator[Callable[[str, int, int | None], None]]:
             bar.update(tasks[stage], completed=i, total=n)
 
         yield tick
+
+
+def lm_recipe_config(model_cls, scale: str, preset: dict, config: Path | None, overrides: list[str], out: Path,
+                     resume: bool, **given):
+    """An LM recipe's config from its scale preset, a file, --set overrides and the options given (None = not
+    given); refuses --scale paper without a model and a used output folder without --resume."""
+    from harnessrl.config import load_config
+
+    sets = list(overrides) + [f"{k}={v}" for k, v in given.items() if v is not None]
+    cfg = load_config(model_cls, config, sets, base=preset)
+    if cfg.scale == "paper" and not cfg.model:
+        raise typer.BadParameter(f"--scale {scale} needs --model (a real model, on a GPU)")
+    if out.exists() and any(out.iterdir()) and not resume:
+        console.print(f"[yellow]{out} is not empty; pass --resume to continue it, or choose another --out[/]")
+        raise typer.Exit(2)
+    return cfg

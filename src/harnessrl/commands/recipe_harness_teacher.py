@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, stage_progress, user_errors
+from harnessrl.commands.common import console, lm_recipe_config, stage_progress, user_errors
 
 SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); paper: terminal tasks "
                      "through the coding harnesses, a real model on a GPU (needs --model).")
@@ -30,19 +30,12 @@ WORKERS = typer.Option(None, "--workers", "-j", min=1, help="Parallel rollout wo
 
 def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: str | None, ray_address: str | None, config: Path | None,
                 overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str) -> None:
-    from harnessrl.config import load_config
     from harnessrl.recipes import harness_teacher as recipe
     from harnessrl.recipes.harness_teacher_report import build_report, summary_lines
 
     with user_errors():
-        sets = list(overrides) + [f"{k}={v}" for k, v in (("model", model), ("lora_rank", lora_rank), ("backend", backend),
-                                                          ("ray_address", ray_address), ("workers", workers)) if v is not None]
-        cfg = load_config(recipe.HarnessTeacherConfig, config, sets, base=recipe.preset(scale))
-        if cfg.scale == "paper" and not cfg.model:
-            raise typer.BadParameter("--scale paper needs --model (a real model, on a GPU)")
-        if out.exists() and any(out.iterdir()) and not resume:
-            console.print(f"[yellow]{out} is not empty; pass --resume to continue it, or choose another --out[/]")
-            raise typer.Exit(2)
+        cfg = lm_recipe_config(recipe.HarnessTeacherConfig, scale, recipe.preset(scale), config, overrides, out, resume,
+                               model=model, lora_rank=lora_rank, backend=backend, ray_address=ray_address, workers=workers)
         console.print(f"{name} ({cfg.scale}): train in {cfg.train_harness}, evaluate in {len(cfg.harnesses)} harnesses + "
                       f"sealed {cfg.sealed_harness}, {cfg.workers} worker(s) -> {out}", highlight=False)
         t0 = time.perf_counter()

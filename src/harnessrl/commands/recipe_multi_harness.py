@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, stage_progress, user_errors
+from harnessrl.commands.common import console, lm_recipe_config, stage_progress, user_errors
 
 
 def multi_harness(
@@ -26,19 +26,12 @@ def multi_harness(
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel RL runs (default 2 on CPU, 1 on GPU)."),
 ) -> None:
     """Tiny LM: SFT on one harness, RL over several with Within vs Cross groups, evaluation on a sealed unseen harness."""
-    from harnessrl.config import load_config
     from harnessrl.recipes import multi_harness as recipe
     from harnessrl.recipes.multi_harness_report import build_report
 
     with user_errors():
-        sets = list(overrides)
-        sets += [f"{k}={v}" for k, v in (("model", model), ("lora_rank", lora_rank), ("workers", workers)) if v is not None]
-        cfg = load_config(recipe.MultiHarnessConfig, config, sets, base=recipe.preset(scale))
-        if cfg.scale == "paper" and not cfg.model:
-            raise typer.BadParameter("--scale paper needs --model (a real model on a GPU)")
-        if out.exists() and any(out.iterdir()) and not resume:
-            console.print(f"[yellow]{out} is not empty; pass --resume to continue it or choose another --out[/]")
-            raise typer.Exit(2)
+        cfg = lm_recipe_config(recipe.MultiHarnessConfig, scale, recipe.preset(scale), config, overrides, out, resume,
+                               model=model, lora_rank=lora_rank, workers=workers)
         console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
                       f"{cfg.workers} worker(s) -> {out}")
         t0 = time.perf_counter()
