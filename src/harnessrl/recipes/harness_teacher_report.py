@@ -238,8 +238,12 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
                 "rendered in every harness's own syntax, next to the reference's. The value correction is the agent "
                 "minus reference log-odds; carry-over is how much of the training harness's correction appears in "
                 "each other harness.")
-    rep.figure(figure_preferences(res), "Log-odds of the right lookup vs a wrong one, reference and agent.", name="log_odds")
-    rep.table(res["preferences"], caption="Log-odds per harness", digits=3)
+    if res["preferences"]:
+        rep.figure(figure_preferences(res), "Log-odds of the right lookup vs a wrong one, reference and agent.", name="log_odds")
+        rep.table(res["preferences"], caption="Log-odds per harness", digits=3)
+    else:
+        rep.note(f"No contrast is registered for the tasks of suite {cfg.suite} "
+                 "(harnessrl.analysis.preferences.register_contrast adds one), so no log-odds were measured.")
     if res.get("sealed"):
         s = res["sealed"]
         rep.section("5. Sealed unseen harness",
