@@ -15,6 +15,12 @@ for key, value in {
 }.items():
     os.environ.setdefault(key, value)
 
+import signal  # noqa: E402
+
+# A test run started in the background by a script (`cmd &`) begins with SIGINT ignored, and every
+# child inherits that; the Ctrl-C tests (study, MiniWoB teardown) need Python's KeyboardInterrupt.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 import torch  # noqa: E402
 
 torch.set_num_threads(1)

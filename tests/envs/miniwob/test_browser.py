@@ -43,12 +43,20 @@ def test_chromium_runs_with_miniwob_and_harnessrl_flags():
     assert browser_children() - before == set()
 
 
+def cmdline(pid: int) -> list[str]:
+    """A process's arguments; none once it has exited (a short-lived helper may go at any time)."""
+    try:
+        return psutil.Process(pid).cmdline()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return []
+
+
 def test_close_kills_every_process_and_removes_the_profile():
     before = browser_children()
     env = MiniWoBEnv("click-test")
     pids = env.pids
     assert len(pids) >= 3  # chromedriver, the browser, its helpers
-    profiles = {a.split("=", 1)[1] for p in pids for a in psutil.Process(p).cmdline() if a.startswith("--user-data-dir=")}
+    profiles = {a.split("=", 1)[1] for p in pids for a in cmdline(p) if a.startswith("--user-data-dir=")}
     tmpdir = env.instance.tmpdir
     assert profiles and all(p.startswith(tmpdir) for p in profiles)
     tagged = [p.pid for p, _ in tagged_processes(tmpdir)]

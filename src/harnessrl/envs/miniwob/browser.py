@@ -100,6 +100,14 @@ _LIVE: weakref.WeakSet[ManagedInstance] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
+def _running(p: psutil.Process) -> bool:
+    """Alive and not a zombie (a helper that exited and awaits its parent's wait())."""
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def close_all() -> None:
     """Close every browser this process started and has not closed yet."""
     with _LIVE_LOCK:
@@ -298,7 +306,7 @@ class ManagedInstance(SeleniumInstance):
             return []
         try:
             root = psutil.Process(self._service.process.pid)
-            return [root.pid, *(p.pid for p in root.children(recursive=True))]
+            return [p.pid for p in (root, *root.children(recursive=True)) if _running(p)]
         except psutil.NoSuchProcess:
             return []
 
