@@ -108,7 +108,7 @@ def figure_decomposition(res: dict) -> plt.Figure:
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xticks(x, [short(t) for t in targets], fontsize=8)
     ax.set_ylabel(f"vs {short(res['cfg'].train_harness)}")
-    ax.legend(fontsize=7, ncol=3)
+    ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)  # above the bars
     fig.tight_layout()
     return fig
 
@@ -164,7 +164,7 @@ def figure_preferences(res: dict) -> plt.Figure:
     ax.axhline(0, color="k", lw=0.5)
     ax.set_xticks(x, [short(r["harness"]) for r in rows], fontsize=8)
     ax.set_ylabel("log p(asked obj) / p(other obj)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
