@@ -226,12 +226,11 @@ def _group_stats(rewards: Tensor, index: Tensor, num_groups: int):
 
 def _result(adv: Tensor, index: Tensor, count: Tensor, signal: Tensor) -> GroupAdvantages:
     adv = torch.where(signal[index], adv, 0.0)
-    present, several = count > 0, count >= 2
-    # one host read for the four counts
-    groups, signal_groups, singletons, constant = torch.stack(
-        [present.sum(), signal.sum(), (count == 1).sum(), (several & ~signal).sum()]).tolist()
-    return GroupAdvantages(advantages=adv, index=index, num_groups=groups, signal_groups=signal_groups,
-                           singleton_groups=singletons, constant_groups=constant)
+    # the four counts from two host reads of (G,) vectors: G is small, and ten tiny tensor ops cost more
+    counts, signals = count.tolist(), signal.tolist()
+    return GroupAdvantages(advantages=adv, index=index, num_groups=sum(c > 0 for c in counts), signal_groups=sum(signals),
+                           singleton_groups=sum(c == 1 for c in counts),
+                           constant_groups=sum(c >= 2 and not s for c, s in zip(counts, signals)))
 
 
 def _num_groups(index: Tensor, num_groups: int | None) -> int:

@@ -118,6 +118,7 @@ class _Live:
     weights: Tensor | None  # float mask, or None when every position counts
     total: Tensor  # number of counted positions
     count: Tensor  # the same, at least 1 (a divisor)
+    flat: Tensor | None = None  # weights as one vector, for dot products
 
     @staticmethod
     def of(mask: Tensor | None, like: Tensor) -> "_Live":
@@ -125,12 +126,12 @@ class _Live:
             n = like.new_tensor(float(like.numel()))
             return _Live(None, n, n.clamp(min=1))
         total = mask.sum()
-        return _Live(mask, total, total.clamp(min=1))
+        return _Live(mask, total, total.clamp(min=1), mask.reshape(-1))
 
     def mean(self, x: Tensor) -> Tensor:
         if self.weights is None:
             return x.sum() / self.count
-        return torch.dot(x.reshape(-1), self.weights.reshape(-1)) / self.count  # one fused multiply-sum
+        return torch.dot(x.reshape(-1), self.flat) / self.count  # one fused multiply-sum
 
 
 def _ratio_metrics(log_ratio: Tensor, live: _Live, token_log_ratio: Tensor, token_live: _Live | None,
