@@ -137,12 +137,14 @@ class _Live:
 
 
 _MAX_LOG_RATIO = 20.0  # verl clamps the log-ratio at +-20 against overflow
-_MAX_RATIO = math.exp(_MAX_LOG_RATIO)
+_MAX_LOG_S = 10.0  # GSPO's sequence log-ratio is clamped at 10 (verl)
 
 
 def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bounds: "_Bounds", clip_live: _Live,
-                 logits: Tensor | None, token_live: _Live | None) -> dict[str, Tensor]:
-    """Ratio min/mean/max and approx KL over `live`, clip fractions over `clip_live`, entropy over `token_live`.
+                 logits: Tensor | None, token_live: _Live | None, max_log_ratio: float = _MAX_LOG_RATIO
+                 ) -> dict[str, Tensor]:
+    """Ratio min/mean/max and approx KL over `live` (log-ratio clamped at max_log_ratio), clip
+    fractions over `clip_live`, entropy over `token_live`.
 
     ratio = exp(log_ratio) as the clipped surrogate computed it (so no second exp); side = its
     clip signs (see _ClippedSurrogate). Every mean of one set of positions comes out of a single
@@ -153,16 +155,17 @@ def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bo
         dual = bounds.dual is not None
         same = clip_live is live
         rows = ratio.new_empty((2 + (2 + dual) * same, *ratio.shape))  # [log r, r, fractions if same]
-        frac = rows[2:] if same else side.new_empty((2 + dual, *side.shape))
-        torch.clamp(log_ratio, max=_MAX_LOG_RATIO, out=rows[0])
-        r = torch.clamp(ratio, max=_MAX_RATIO, out=rows[1])  # == exp(lr): exp is monotone
+        frac = rows if same else side.new_empty((2 + dual, *side.shape))
+        f = 2 if same else 0  # where the fraction rows start
+        torch.clamp(log_ratio, max=max_log_ratio, out=rows[0])
+        r = torch.clamp(ratio, max=math.exp(max_log_ratio), out=rows[1])  # == exp(clamped log r): exp is monotone
         # side > 0 only where the floor bit (A < 0); side < 0 where a cap bit. A > 0 positions have no
         # floor, so there side * pos is -1 exactly where they were clipped high; at A < 0 positions
         # the caps (dual clip, overflow) are the clipped ones that were not clipped low.
-        torch.clamp(side, min=0, out=frac[0])
-        torch.mul(side, bounds.pos, out=frac[1])
+        torch.clamp(side, min=0, out=frac[f])
+        torch.mul(side, bounds.pos, out=frac[f + 1])
         if dual:
-            torch.mul(side, bounds.neg, out=frac[2])
+            torch.mul(side, bounds.neg, out=frac[f + 2])
         if same:
             mean_lr, ratio_mean, low, minus_high, *minus_dual = live.means(rows).unbind()
         else:
@@ -170,7 +173,7 @@ def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bo
             low, minus_high, *minus_dual = clip_live.means(frac).unbind()
         # Masked-out positions take the mean, which lies in [min, max] and so changes neither
         # (lerp with a 0/1 weight returns either end exactly); with no position counted all are 0.
-        lo, hi = torch.aminmax(r if live.weights is None else torch.lerp(ratio_mean.expand_as(r), r, live.weights))
+        lo, hi = torch.aminmax(r if live.weights is None else torch.lerp(ratio_mean, r, live.weights))
         m = {
             "ratio_min": lo,
             "ratio_mean": ratio_mean,
@@ -232,10 +235,11 @@ class _ClippedSurrogate(torch.autograd.Function):
         ratio = torch.exp(log_ratio)
         clamped = torch.minimum(torch.maximum(ratio, lower), upper)  # broadcast bounds: faster than clamp(tensor)
         side = torch.sub(clamped, ratio).sign_()
-        loss = clamped.mul_(-adv.detach())
+        loss = clamped.mul_(-adv)  # (forward runs without autograd: adv is a constant here)
         # loss * (1 - |side|): the loss where the clamp did not bite, else exactly 0
         ctx.save_for_backward(torch.addcmul(loss, loss, side.abs(), value=-1.0))
         ctx.mark_non_differentiable(side, ratio)
+        ctx.set_materialize_grads(False)  # no zero-filled gradients for side and ratio
         return loss, side, ratio
 
     @staticmethod
@@ -278,12 +282,10 @@ def ppo_loss(
     log_ratio = log_prob - old_log_prob
     # ratio capped at exp(20) against overflow; below exp(-20) it is ~0 either way (verl clamps both).
     loss, side, ratio, bounds = _clipped(log_ratio, adv, clip_low, clip_high, dual_clip)
-
-    def metrics() -> dict[str, Tensor]:
-        live = _Live.of(mask, log_prob)
-        return _diagnostics(log_ratio.detach(), ratio, live, side, bounds, live, logits, live)
-
-    return LossOutput(aggregate(loss, mask, agg, norm), metrics)
+    live = _Live.of(mask, log_prob)
+    # token-mean is the diagnostics' masked mean: share its mask sum (the same sum over the same count)
+    out = live.mean(loss) if agg == "token-mean" and mask is not None else aggregate(loss, mask, agg, norm)
+    return LossOutput(out, lambda: _diagnostics(log_ratio, ratio, live, side, bounds, live, logits, live))
 
 
 @POLICY_LOSSES.register("grpo")
@@ -300,7 +302,7 @@ POLICY_LOSSES.register("rloo")(grpo_loss)
 
 def sequence_log_ratio(log_prob: Tensor, old_log_prob: Tensor, mask: Tensor | None) -> Tensor:
     """log s_i = mean over the sequence's tokens of (log pi - log pi_old), clamped at 10 (verl). (B,)."""
-    return _token_mean_per_sequence(log_prob - old_log_prob, mask).clamp(max=10.0)
+    return _token_mean_per_sequence(log_prob - old_log_prob, mask).clamp(max=_MAX_LOG_S)
 
 
 def _token_mean_per_sequence(x: Tensor, mask: Tensor | None) -> Tensor:
@@ -315,16 +317,17 @@ def _sequence_adv(advantages: Tensor, like: Tensor, mask: Tensor | None) -> Tens
     return masked_mean(_broadcast_adv(advantages, like), mask, dim=-1)  # token-level input: its sequence mean
 
 
-def _aggregate_sequences(seq_loss: Tensor, lengths: Tensor, nonempty: Tensor, mode: str, T: int,
+def _aggregate_sequences(seq_loss: Tensor, lengths: Tensor, seqs: _Live, mode: str, T: int,
                          norm: float | None) -> Tensor:
-    """`aggregate` of a loss that is constant over each sequence's tokens, from (B,) values directly."""
+    """`aggregate` of a loss that is constant over each sequence's tokens, from (B,) values directly.
+    seqs: the non-empty sequences."""
     AGGREGATIONS.get(mode)  # unknown names fail the same way as in `aggregate`
     if mode == "token-mean":
-        return (seq_loss * lengths).sum() / lengths.sum().clamp(min=1)
+        return torch.dot(seq_loss, lengths) / lengths.sum().clamp(min=1)
     if mode == "seq-mean-token-mean":
-        return (seq_loss * nonempty).sum() / nonempty.sum().clamp(min=1)
+        return seqs.mean(seq_loss)
     if mode == "seq-mean-token-sum":
-        return (seq_loss * lengths).sum() / nonempty.sum().clamp(min=1)
+        return torch.dot(seq_loss, lengths) / seqs.count
     return (seq_loss * lengths).sum() / (seq_loss.shape[0] * (T if norm is None else norm))
 
 
@@ -333,25 +336,27 @@ def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, no
     diff = log_prob - old_log_prob
     B, T = log_prob.shape
     lengths = log_prob.new_full((B,), T) if mask is None else mask.sum(-1)
-    nonempty = (lengths > 0).to(log_prob.dtype)  # (B,) the sequences that count (aggregation and diagnostics)
-    # (B,), as sequence_log_ratio
-    log_s = ((diff * mask).sum(-1) / lengths.clamp(min=1) if mask is not None else diff.mean(-1)).clamp(max=10.0)
+    seqs = _Live.of(lengths.sign(), lengths)  # 1 for the sequences that count (aggregation, diagnostics), else 0
+    # (B,), as sequence_log_ratio but not yet clamped at 10
+    log_s = (diff * mask).sum(-1) / lengths.clamp(min=1) if mask is not None else diff.mean(-1)
     if per_token:
         # GSPO-token: the value of every token's ratio is s_i, its gradient flows through its own token.
-        log_ratio = log_prob - log_prob.detach() + log_s.detach()[:, None]
-        loss, side, _, bounds = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None, 10.0)
+        log_ratio = log_prob - log_prob.detach() + log_s.detach().clamp(max=_MAX_LOG_S)[:, None]
+        loss, side, _, bounds = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None)
         out = aggregate(loss, mask, agg, norm)
     else:
+        # s capped at exp(10) by the surrogate's overflow cap: the same loss and (zero) gradient beyond
+        # it as clamping log s first, without a clamp in the autograd graph
         seq_loss, side, s, bounds = _clipped(log_s, _sequence_adv(advantages, log_prob, mask), clip_low, clip_high,
-                                             None, 10.0)
-        out = _aggregate_sequences(seq_loss, lengths, nonempty, agg, T, norm)  # every token carries its sequence's loss
+                                             None, _MAX_LOG_S)
+        out = _aggregate_sequences(seq_loss, lengths, seqs, agg, T, norm)  # every token carries its sequence's loss
 
     def metrics() -> dict[str, Tensor]:
         token_live = _Live.of(mask, log_prob) if per_token or logits is not None else None
-        seq_live = _Live.of(nonempty, nonempty)
-        ls = log_s.detach()  # ratio and approx KL on GSPO's own ratio s_i, averaged over sequences
-        ratio = ls.exp() if per_token else s
-        return _diagnostics(ls, ratio, seq_live, side, bounds, token_live if per_token else seq_live, logits, token_live)
+        # ratio and approx KL on GSPO's own ratio s_i (log s clamped at 10), averaged over sequences
+        ratio = log_s.detach().exp() if per_token else s
+        return _diagnostics(log_s, ratio, seqs, side, bounds, token_live if per_token else seqs, logits, token_live,
+                            _MAX_LOG_S)
 
     return LossOutput(out, metrics)
 
