@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -111,9 +110,8 @@ def entropy_from_logits(logits: Tensor) -> Tensor:
     return -(logp.exp() * logp).sum(-1)
 
 
-@dataclass(frozen=True)
-class _Live:
-    """A mask in the forms the diagnostics need, computed once per loss call."""
+class _Live(NamedTuple):
+    """A mask in the forms the diagnostics need, computed once per loss call (a tuple: cheap to make)."""
 
     weights: Tensor | None  # float mask, or None when every position counts
     count: Tensor  # number of counted positions, at least 1 (a divisor)
@@ -130,11 +128,6 @@ class _Live:
             return x.sum() / self.count
         return torch.dot(x.reshape(-1), self.flat) / self.count  # one fused multiply-sum
 
-    def means(self, rows: Tensor) -> Tensor:
-        """(k,) means of k stacked rows (k, *mask shape): one matrix-vector product, one division."""
-        rows = rows.reshape(rows.shape[0], -1)
-        return (rows.sum(-1) if self.weights is None else torch.mv(rows, self.flat)) / self.count
-
 
 _MAX_LOG_RATIO = 20.0  # verl clamps the log-ratio at +-20 against overflow
 _MAX_LOG_S = 10.0  # GSPO's sequence log-ratio is clamped at 10 (verl)
@@ -147,30 +140,20 @@ def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bo
     fractions over `clip_live`, entropy over `token_live`.
 
     ratio = exp(log_ratio) as the clipped surrogate computed it (so no second exp); side = its
-    clip signs (see _ClippedSurrogate). Every mean of one set of positions comes out of a single
-    matrix-vector product: on a (64, 512) batch a dozen small ops cost more than the arithmetic.
+    clip signs (see _ClippedSurrogate).
     """
     with torch.no_grad():
-        # The rows to average are written straight into one buffer per set of positions (no copies).
-        dual = bounds.dual is not None
-        same = clip_live is live
-        rows = ratio.new_empty((2 + (2 + dual) * same, *ratio.shape))  # [log r, r, fractions if same]
-        frac = rows if same else side.new_empty((2 + dual, *side.shape))
-        f = 2 if same else 0  # where the fraction rows start
-        torch.clamp(log_ratio, max=max_log_ratio, out=rows[0])
-        r = torch.clamp(ratio, max=math.exp(max_log_ratio), out=rows[1])  # == exp(clamped log r): exp is monotone
+        # One (B, T) temporary at a time, each freed before the next: a larger scratch buffer costs
+        # fresh pages (page faults) on every call, more than the few extra dot products.
+        mean_lr = live.mean(log_ratio.clamp(max=max_log_ratio))
+        r = ratio.clamp(max=math.exp(max_log_ratio))  # == exp(clamped log r): exp is monotone
+        ratio_mean = live.mean(r)
         # side > 0 only where the floor bit (A < 0); side < 0 where a cap bit. A > 0 positions have no
         # floor, so there side * pos is -1 exactly where they were clipped high; at A < 0 positions
         # the caps (dual clip, overflow) are the clipped ones that were not clipped low.
-        torch.clamp(side, min=0, out=frac[f])
-        torch.mul(side, bounds.pos, out=frac[f + 1])
-        if dual:
-            torch.mul(side, bounds.neg, out=frac[f + 2])
-        if same:
-            mean_lr, ratio_mean, low, minus_high, *minus_dual = live.means(rows).unbind()
-        else:
-            mean_lr, ratio_mean = live.means(rows).unbind()
-            low, minus_high, *minus_dual = clip_live.means(frac).unbind()
+        low = clip_live.mean(side.clamp(min=0))
+        minus_high = clip_live.mean(side * bounds.pos)
+        minus_dual = clip_live.mean(side * bounds.neg) if bounds.dual is not None else None
         # Masked-out positions take the mean, which lies in [min, max] and so changes neither
         # (lerp with a 0/1 weight returns either end exactly); with no position counted all are 0.
         lo, hi = torch.aminmax(r if live.weights is None else torch.lerp(ratio_mean, r, live.weights))
@@ -185,8 +168,8 @@ def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bo
             m["entropy"] = token_live.mean(entropy_from_logits(logits))
         m["clipfrac_low"], m["clipfrac_high"] = low, minus_high.neg()
         m["clipfrac"] = low - minus_high
-        if minus_dual:
-            m["clipfrac_dual"] = low - minus_dual[0]
+        if minus_dual is not None:
+            m["clipfrac_dual"] = low - minus_dual
     return m
 
 
