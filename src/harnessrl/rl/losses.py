@@ -215,12 +215,15 @@ class _ClippedSurrogate(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, log_ratio, adv, lower, upper):
+        # In place where possible: every fresh (B, T) buffer may cost page faults.
         ratio = torch.exp(log_ratio)
-        clamped = torch.minimum(torch.maximum(ratio, lower), upper)  # broadcast bounds: faster than clamp(tensor)
+        clamped = torch.maximum(ratio, lower)  # broadcast bounds: faster than clamp(tensor)
+        torch.minimum(clamped, upper, out=clamped)
         side = torch.sub(clamped, ratio).sign_()
         loss = clamped.mul_(-adv)  # (forward runs without autograd: adv is a constant here)
         # loss * (1 - |side|): the loss where the clamp did not bite, else exactly 0
-        ctx.save_for_backward(torch.addcmul(loss, loss, side.abs(), value=-1.0))
+        inside = side.abs()
+        ctx.save_for_backward(torch.addcmul(loss, loss, inside, value=-1.0, out=inside))
         ctx.mark_non_differentiable(side, ratio)
         ctx.set_materialize_grads(False)  # no zero-filled gradients for side and ratio
         return loss, side, ratio
@@ -321,7 +324,7 @@ def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, no
     lengths = log_prob.new_full((B,), T) if mask is None else mask.sum(-1)
     seqs = _Live.of(lengths.sign(), lengths)  # 1 for the sequences that count (aggregation, diagnostics), else 0
     # (B,), as sequence_log_ratio but not yet clamped at 10
-    log_s = (diff * mask).sum(-1) / lengths.clamp(min=1) if mask is not None else diff.mean(-1)
+    log_s = diff.mul_(mask).sum(-1) / lengths.clamp(min=1) if mask is not None else diff.mean(-1)
     if per_token:
         # GSPO-token: the value of every token's ratio is s_i, its gradient flows through its own token.
         log_ratio = log_prob - log_prob.detach() + log_s.detach().clamp(max=_MAX_LOG_S)[:, None]
