@@ -231,7 +231,7 @@ def _group_stats(rewards: Tensor, index: Tensor, num_groups: int):
 
 
 def _result(adv: Tensor, index: Tensor, count: Tensor, signal: Tensor) -> GroupAdvantages:
-    adv = torch.where(signal[index], adv, 0.0)  # where, not a product: singletons' advantages are NaN here
+    adv = torch.where(signal[index], adv, 0.0)  # where, not a product: a singleton's scaled advantage is NaN (0/0 std)
     # the four counts from two host reads of (G,) vectors: G is small, and ten tiny tensor ops cost more
     counts, signals = count.tolist(), signal.tolist()
     return GroupAdvantages(advantages=adv, index=index, num_groups=sum(c > 0 for c in counts), signal_groups=sum(signals),

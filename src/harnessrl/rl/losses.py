@@ -156,7 +156,7 @@ def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bo
         minus_dual = clip_live.mean(side * bounds.neg) if bounds.dual is not None else None
         # Masked-out positions take the mean, which lies in [min, max] and so changes neither
         # (lerp with a 0/1 weight returns either end exactly); with no position counted all are 0.
-        lo, hi = torch.aminmax(r if live.weights is None else torch.lerp(ratio_mean, r, live.weights))
+        lo, hi = torch.aminmax(r if live.weights is None else torch.lerp(ratio_mean, r, live.weights, out=r))
         m = {
             "ratio_min": lo,
             "ratio_mean": ratio_mean,
