@@ -190,12 +190,13 @@ class Demonstrator:
 
 @dataclass
 class DrawerBatch:
-    """What a batch of episodes produced. obs (B, C, OBS_DIM) at chunk starts; chunks (B, C, L, 2)."""
+    """What a batch of episodes produced. obs (B, C, obs_dim) at chunk starts; chunks (B, C, L, action_dim);
+    opening (B, 2) final [target, distractor] openings."""
 
     obs: np.ndarray
     chunks: np.ndarray
     layout: np.ndarray
-    final: DrawerState
+    opening: np.ndarray
     frames: np.ndarray  # (B, size, size, 3) final frames
     outcome: np.ndarray  # (B,) labels
 
@@ -222,15 +223,69 @@ def run_episodes(act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: i
             state = step_state(state, actions[:, j])
         obs_seq.append(obs)
         chunk_seq.append(actions)
-    return DrawerBatch(np.stack(obs_seq, 1), np.stack(chunk_seq, 1), state.layout, state, render(state, image_size), outcomes(state))
+    return DrawerBatch(np.stack(obs_seq, 1), np.stack(chunk_seq, 1), state.layout, state.opening, render(state, image_size), outcomes(state))
 
 
-def demonstrations(n: int, rng: np.random.Generator, demonstrator: Demonstrator | None = None, *, chunk: int = 12) -> tuple[DrawerBatch, np.ndarray]:
-    """n noisy scripted episodes and their intents."""
+def demonstrations(n: int, rng: np.random.Generator, demonstrator: Demonstrator | None = None, *, chunk: int = 12,
+                   task: DrawerTask | None = None) -> tuple[DrawerBatch, np.ndarray]:
+    """n noisy scripted episodes of `task` (default: this one) and their intents."""
     demo = demonstrator or Demonstrator()
     intent = demo.intents(rng, n)
-    batch = run_episodes(lambda obs: demo.chunk(obs, intent, chunk, rng), n, rng, chunk=chunk)
-    return batch, intent
+    return (task or TASK).scripted(intent, rng, chunk=chunk, noise=demo.noise), intent
+
+
+# ----------------------------------------------------------------------------------------
+# The task interface the diffusion-policy trainer and the reward-model trainer use
+
+
+class DrawerTask:
+    """A two-drawer task with outcomes OUTCOMES, run in batches of chunked episodes.
+
+    This built-in one and `envs.metaworld_drawer.MetaWorldDrawerTask` (Meta-World's Sawyer
+    scene, an optional extra) implement the same attributes and methods; `task(name)` picks one.
+    """
+
+    name = "drawer"
+    horizon = HORIZON
+    obs_dim = OBS_DIM
+    action_dim = 2
+    outcomes = OUTCOMES
+    n_layouts = len(LAYOUTS)
+    open_threshold = OPEN_THRESHOLD
+    pull_range = (0.04, MAX_OPEN)  # how far the reward-data collector pulls: both sides of the threshold
+    image_size = 32
+
+    def run_episodes(self, act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: int = 12, layouts: np.ndarray | None = None) -> DrawerBatch:
+        return run_episodes(act, n, rng, chunk=chunk, layouts=layouts, image_size=self.image_size)
+
+    def scripted(self, intent: np.ndarray, rng: np.random.Generator, *, chunk: int, noise: float, pull: np.ndarray | None = None) -> DrawerBatch:
+        """The scripted demonstrator per episode: intent 0 = target, 1 = distractor, 2 = fumble; `pull` (B,) how far."""
+        demo = Demonstrator(noise=noise)
+        return run_episodes(lambda obs: demo.chunk(obs, intent, chunk, rng, pull=pull), len(intent), rng, chunk=chunk, image_size=self.image_size)
+
+    def close(self) -> None:
+        pass
+
+
+TASK = DrawerTask()
+TASKS = ("drawer", "metaworld-drawer")
+
+
+def task(name: str) -> DrawerTask:
+    """The task called `name`: "drawer" (built in) or "metaworld-drawer" (needs the metaworld extra)."""
+    if name == "drawer":
+        return TASK
+    if name == "metaworld-drawer":
+        try:
+            from harnessrl.envs import metaworld_drawer
+        except ImportError as e:
+            raise ImportError(
+                f"task=metaworld-drawer needs Meta-World ({e}). It pins mujoco 3.3.0, so it lives in its own "
+                "environment: run `make metaworld` (builds .venv-metaworld with `pip install -e .[metaworld]`) "
+                "and use .venv-metaworld/bin/harnessrl"
+            ) from e
+        return metaworld_drawer.MetaWorldDrawerTask()
+    raise ValueError(f"task={name!r}: choose one of {', '.join(TASKS)}")
 
 
 # ----------------------------------------------------------------------------------------
@@ -320,6 +375,7 @@ def to_episodes(
     policy_id: str,
     run_id: str,
     harness_id: str = "",
+    env_id: str = "drawer",
     metadata: dict[str, Any] | None = None,
     per_episode: dict[str, np.ndarray] | None = None,
 ) -> list[Episode]:
@@ -340,13 +396,13 @@ def to_episodes(
             for c in range(batch.obs.shape[1])
         ]
         meta = dict(metadata or {})
-        meta["opening"] = np.round(batch.final.opening[i], 4).tolist()
+        meta["opening"] = np.round(batch.opening[i], 4).tolist()
         for key, values in (per_episode or {}).items():
             meta[key] = values[i].item() if hasattr(values[i], "item") else values[i]
         layout = int(batch.layout[i])
         out.append(
             Episode(
-                context=Context(task_id=f"drawer/layout-{layout}", harness_id=harness_id, env_id="drawer", level=layout),
+                context=Context(task_id=f"{env_id}/layout-{layout}", harness_id=harness_id, env_id=env_id, level=layout),
                 turns=turns,
                 reward=float(reward[i]),
                 success=bool(batch.outcome[i] == "success"),

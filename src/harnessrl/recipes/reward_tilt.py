@@ -2,6 +2,7 @@
 
     harnessrl recipe reward-tilt                  # ~minutes on 2 CPU cores
     harnessrl recipe reward-tilt --scale paper    # more demos, samples, rounds and seeds
+    harnessrl recipe reward-tilt --task metaworld-drawer   # Meta-World's Sawyer scene (own venv: make metaworld)
 
 1. Behaviour-clone a DDPM diffusion policy over action chunks from noisy scripted demos of
    the drawer task (some demos open the wrong drawer, some fumble).
@@ -49,6 +50,9 @@ class DemoConfig(Config):
 
 class RewardTiltConfig(Config):
     scale: Literal["small", "paper"] = "small"
+    # the built-in 2-D drawer task, or Meta-World's drawer-open-v3 scene with a distractor drawer
+    # (envs/metaworld_drawer.py; the metaworld extra, in its own environment)
+    task: Literal["drawer", "metaworld-drawer"] = "drawer"
     seed: int = 0
     threads: int = Field(1, ge=1)
     demos: DemoConfig = Field(default_factory=DemoConfig)
@@ -74,15 +78,28 @@ PAPER: dict[str, Any] = {
 }
 
 
-def preset(scale: str) -> dict[str, Any]:
+# Meta-World episodes cost ~30-60 ms of physics each (the built-in task: ~0.1 ms), so its small
+# scale draws fewer samples; its scripted expert needs little noise to stay competent
+METAWORLD: dict[str, Any] = {
+    "demos": {"episodes": 600, "noise": 0.1},
+    "reward": {"aimed": 400, "random": 100, "noise": 0.1},
+    "finetune": {"rounds": 3, "samples_per_round": 600, "eval_episodes": 300},
+    "base_episodes": 600,
+}
+
+
+def preset(scale: str, task: str = "drawer") -> dict[str, Any]:
     if scale not in ("small", "paper"):
         raise ConfigError(f"scale={scale!r}: choose small or paper")
-    return {"scale": scale, **(PAPER if scale == "paper" else {})}
+    if task not in drawer.TASKS:
+        raise ConfigError(f"task={task!r}: choose one of {', '.join(drawer.TASKS)}")
+    base = copy.deepcopy(METAWORLD) if task == "metaworld-drawer" and scale == "small" else {}
+    return {"scale": scale, "task": task, **base, **(PAPER if scale == "paper" else {})}
 
 
-def _check(cfg: RewardTiltConfig) -> None:
-    if drawer.HORIZON % cfg.policy.chunk:
-        raise ConfigError(f"policy.chunk={cfg.policy.chunk} must divide the drawer horizon {drawer.HORIZON} (try 4, 6, 8, 12)")
+def _check(cfg: RewardTiltConfig, task: drawer.DrawerTask) -> None:
+    if task.horizon % cfg.policy.chunk:
+        raise ConfigError(f"policy.chunk={cfg.policy.chunk} must divide the {task.name} horizon {task.horizon} (try 4, 6, 8, 12)")
     if cfg.demos.p_wrong + cfg.demos.p_fumble > 1:
         raise ConfigError("demos.p_wrong + demos.p_fumble must be <= 1")
 
@@ -93,7 +110,18 @@ def _check(cfg: RewardTiltConfig) -> None:
 
 def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = None) -> dict[str, Any]:
     """Everything but the report. Episodes go to `store` under one run_id; returns the results."""
-    _check(cfg)
+    try:
+        task = drawer.task(cfg.task)
+    except ImportError as e:
+        raise ConfigError(str(e)) from e
+    try:
+        return _run(cfg, task, store, progress)
+    finally:
+        task.close()
+
+
+def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, progress: Progress | None) -> dict[str, Any]:
+    _check(cfg, task)
     tick = progress or (lambda stage, i, n: None)
     torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
@@ -102,18 +130,23 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
     rng = np.random.default_rng(cfg.seed)
 
     demonstrator = drawer.Demonstrator(p_wrong=cfg.demos.p_wrong, p_fumble=cfg.demos.p_fumble, noise=cfg.demos.noise)
-    demos, _ = drawer.demonstrations(cfg.demos.episodes, rng, demonstrator, chunk=cfg.policy.chunk)
+    tick("demonstrations", 0, 1)
+    demos, _ = drawer.demonstrations(cfg.demos.episodes, rng, demonstrator, chunk=cfg.policy.chunk, task=task)
+    tick("demonstrations", 1, 1)
+    timings["demonstrations"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    policy_cfg = cfg.policy.model_copy(update={"obs_dim": task.obs_dim, "action_dim": task.action_dim})
 
     def bc_step(i: int, loss: float) -> None:
         if (i + 1) % 50 == 0 or i + 1 == cfg.bc.steps:
             tick("behaviour cloning", i + 1, cfg.bc.steps)
 
-    policy, bc_losses = diffusion_rl.behaviour_clone(demos, cfg.bc, cfg.policy, seed=cfg.seed, on_step=bc_step)
-    timings["behaviour cloning"] = time.perf_counter() - t0
+    policy, bc_losses = diffusion_rl.behaviour_clone(demos, cfg.bc, policy_cfg, seed=cfg.seed, on_step=bc_step)
+    timings["behaviour cloning"] = time.perf_counter() - t
 
     t = time.perf_counter()
     tick("reward model", 0, 1)
-    images, labels, label_outcomes = drawer_reward.labelled_rollouts(cfg.reward, rng)
+    images, labels, label_outcomes = drawer_reward.labelled_rollouts(cfg.reward, rng, task)
     reward_model, rm_losses = drawer_reward.fit_reward_model(images, labels, cfg.reward, seed=cfg.seed)
     tick("reward model", 1, 1)
     timings["reward model"] = time.perf_counter() - t
@@ -128,9 +161,9 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
         return np.zeros(len(batch.outcome))
 
     t = time.perf_counter()
-    base = diffusion_rl.sample_episodes(policy, cfg.base_episodes, rng, seed=cfg.seed * 1000 + 999)
+    base = diffusion_rl.sample_episodes(policy, cfg.base_episodes, rng, seed=cfg.seed * 1000 + 999, task=task)
     base_r = learned(base)
-    store.append(drawer.to_episodes(base, base_r, policy_id="bc", run_id=run_id,
+    store.append(drawer.to_episodes(base, base_r, policy_id="bc", run_id=run_id, env_id=task.name,
                                     metadata={"recipe": "reward-tilt", "run": "base", "round": 0},
                                     per_episode={"learned_reward": base_r}))
     timings["base samples"] = time.perf_counter() - t
@@ -154,7 +187,7 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
             r_run = tilt.gate(r_learned, ev.success) if kind == "verified" else (np.zeros(len(r_learned)) if kind == "control" else r_learned)
             beta_eff = ft.beta / rnd.index if ft.anchor == "base" else ft.beta
             policy_id = f"{name}-r{rnd.index}"
-            store.append(drawer.to_episodes(ev, r_run, policy_id=policy_id, run_id=run_id,
+            store.append(drawer.to_episodes(ev, r_run, policy_id=policy_id, run_id=run_id, env_id=task.name,
                                             metadata={"recipe": "reward-tilt", "run": name, "kind": kind, "round": rnd.index, "beta": beta_eff},
                                             per_episode={"learned_reward": r_learned}))
             rows.append({"round": rnd.index, "beta": beta_eff, "policy_id": policy_id, "ess": rnd.effective_sample_size,
@@ -162,7 +195,7 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
             done += 1
             tick("fine-tuning rounds", done, total_rounds)
 
-        diffusion_rl.finetune(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round)
+        diffusion_rl.finetune(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round, task=task)
         results.append({"name": name, "kind": kind, "seed": seed, "rounds": rows})
     timings["fine-tuning"] = time.perf_counter() - t
 

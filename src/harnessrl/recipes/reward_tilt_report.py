@@ -142,13 +142,19 @@ def _group(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
     return out
 
 
+TASK_NOTES = {
+    "drawer": "the built-in 2-D drawer task",
+    "metaworld-drawer": "Meta-World's Sawyer drawer-open-v3 scene (MuJoCo) with a second, blue-handled drawer as the distractor",
+}
+
+
 def build_report(res: dict, out: Path, store: Path, command: str) -> Path:
     cfg = res["config"]
     t = res["timings"]
     rep = Report(
         "reward-tilt: a learned reward tilts a diffusion policy toward the wrong drawer",
         claim=CLAIM,
-        scale_note=f"{cfg.scale}: a 2-D drawer task rendered at 32x32, {cfg.demos.episodes} demos, {cfg.finetune.rounds} "
+        scale_note=f"{cfg.scale}: {TASK_NOTES[cfg.task]} rendered at 32x32, {cfg.demos.episodes} demos, {cfg.finetune.rounds} "
         f"rounds x {cfg.finetune.samples_per_round} samples; {t['total']:.0f} s wall on {cfg.threads} torch thread(s).",
     )
     rep.section("Result", "Each check compares the last fine-tuning round with the base (BC) policy by non-overlapping 95% "

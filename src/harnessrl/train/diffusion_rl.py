@@ -1,4 +1,4 @@
-"""Behaviour cloning and KL-regularised fine-tuning of a diffusion policy on the drawer task.
+"""Behaviour cloning and KL-regularised fine-tuning of a diffusion policy on a drawer task.
 
 Fine-tuning is reward-weighted regression with the sampling policy as the KL anchor. Each
 round samples episodes from the current policy pi_k, scores them with a reward r, and fits
@@ -51,7 +51,7 @@ class FinetuneConfig(Config):
 
 
 def pairs(batch: drawer.DrawerBatch) -> tuple[torch.Tensor, torch.Tensor]:
-    """(obs, chunk) training pairs, episode-major: (B*C, obs_dim), (B*C, chunk, 2)."""
+    """(obs, chunk) training pairs, episode-major: (B*C, obs_dim), (B*C, chunk, action_dim)."""
     B, C = batch.obs.shape[:2]
     obs = torch.as_tensor(batch.obs.reshape(B * C, -1), dtype=torch.float32)
     chunks = torch.as_tensor(batch.chunks.reshape(B * C, *batch.chunks.shape[2:]), dtype=torch.float32)
@@ -102,8 +102,13 @@ def fit(
 
 def behaviour_clone(demos: drawer.DrawerBatch, cfg: FitConfig, policy_cfg: DiffusionPolicyConfig | None = None, *, seed: int = 0,
                     on_step: Callable[[int, float], None] | None = None) -> tuple[DiffusionPolicy, list[float]]:
+    shape = {"obs_dim": demos.obs.shape[-1], "chunk": demos.chunks.shape[2], "action_dim": demos.chunks.shape[3]}
+    policy_cfg = policy_cfg or DiffusionPolicyConfig(**shape)
+    for field, size in shape.items():
+        if getattr(policy_cfg, field) != size:
+            raise ValueError(f"policy.{field}={getattr(policy_cfg, field)} but the demonstrations have {size}: set policy.{field}={size}")
     torch.manual_seed(seed)
-    policy = DiffusionPolicy(policy_cfg or DiffusionPolicyConfig(chunk=demos.chunks.shape[2]))
+    policy = DiffusionPolicy(policy_cfg)
     obs, chunks = pairs(demos)
     return policy, fit(policy, obs, chunks, cfg, seed=seed, on_step=on_step)
 
@@ -120,9 +125,10 @@ def tilt_weights(rewards: np.ndarray, contexts: np.ndarray, beta: float) -> np.n
     return w
 
 
-def sample_episodes(policy: DiffusionPolicy, n: int, rng: np.random.Generator, seed: int) -> drawer.DrawerBatch:
+def sample_episodes(policy: DiffusionPolicy, n: int, rng: np.random.Generator, seed: int, task: drawer.DrawerTask | None = None) -> drawer.DrawerBatch:
+    """n episodes of `task` (default: the built-in drawer) acted by the policy."""
     gen = torch.Generator().manual_seed(seed)
-    return drawer.run_episodes(lambda obs: policy.act(obs, gen), n, rng, chunk=policy.cfg.chunk)
+    return (task or drawer.TASK).run_episodes(lambda obs: policy.act(obs, gen), n, rng, chunk=policy.cfg.chunk)
 
 
 @dataclass
@@ -146,16 +152,17 @@ def finetune(
     *,
     seed: int = 0,
     on_round: Callable[[Round], None] | None = None,
+    task: drawer.DrawerTask | None = None,
 ) -> list[Round]:
     """`cfg.rounds` rounds of reward-weighted regression, in place; evaluates after each round."""
     rng = np.random.default_rng(seed)
     rounds = []
     if cfg.anchor == "base":
-        samples = sample_episodes(policy, cfg.samples_per_round, rng, seed=seed * 1000)
+        samples = sample_episodes(policy, cfg.samples_per_round, rng, seed=seed * 1000, task=task)
         r = reward(samples)
     for k in range(1, cfg.rounds + 1):
         if cfg.anchor == "current":
-            samples = sample_episodes(policy, cfg.samples_per_round, rng, seed=seed * 1000 + 2 * k)
+            samples = sample_episodes(policy, cfg.samples_per_round, rng, seed=seed * 1000 + 2 * k, task=task)
             r = reward(samples)
         beta = cfg.beta / k if cfg.anchor == "base" else cfg.beta
         w = tilt_weights(r, samples.layout, beta)
@@ -163,7 +170,7 @@ def finetune(
         obs, chunks = pairs(samples)
         per_pair = torch.as_tensor(np.repeat(w, samples.obs.shape[1]), dtype=torch.float32)
         losses = fit(policy, obs, chunks, cfg, weights=per_pair, steps=cfg.steps_per_round, seed=seed * 1000 + k)
-        evaluation = sample_episodes(policy, cfg.eval_episodes, rng, seed=seed * 1000 + 2 * k + 1)
+        evaluation = sample_episodes(policy, cfg.eval_episodes, rng, seed=seed * 1000 + 2 * k + 1, task=task)
         rnd = Round(k, r, ess, evaluation, losses)
         rounds.append(rnd)
         if on_round:

@@ -16,7 +16,6 @@ from pydantic import Field
 
 from harnessrl.config import Config
 from harnessrl.envs import drawer
-from harnessrl.envs.drawer import OPEN_THRESHOLD
 from harnessrl.policies.reward_model import RewardModel, to_tensor
 
 
@@ -24,6 +23,7 @@ class RewardDataConfig(Config):
     aimed: int = Field(600, ge=1)  # scripted attempts at the target drawer
     random: int = Field(200, ge=0)  # random-action rollouts
     hard_negatives: int = Field(0, ge=0)  # wrong-object rollouts labelled 0 (the fix the default leaves out)
+    noise: float = Field(0.2, ge=0)  # the collector's action noise
     # colour augmentation (hue rotation by up to this fraction of the colour circle), as visual
     # reward models are commonly trained with; it also makes the handle colour — the only cue
     # that tells the target drawer from the distractor — uninformative. 0 turns it off.
@@ -33,19 +33,20 @@ class RewardDataConfig(Config):
     lr: float = Field(2e-3, gt=0)
 
 
-def labelled_rollouts(cfg: RewardDataConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Final frames (N, 32, 32, 3) uint8, labels (N,) float, outcomes (N,)."""
+def labelled_rollouts(cfg: RewardDataConfig, rng: np.random.Generator, task: drawer.DrawerTask | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Final frames (N, 32, 32, 3) uint8, labels (N,) float, outcomes (N,) of `task` (default: the built-in drawer)."""
+    task = task or drawer.TASK
     frames, outcomes = [], []
-    for intent, n, lo in ((0, cfg.aimed, 0.04), (1, cfg.hard_negatives, OPEN_THRESHOLD)):
+    low, high = task.pull_range
+    for intent, n, lo in ((0, cfg.aimed, low), (1, cfg.hard_negatives, task.open_threshold)):
         if n == 0:
             continue
-        demo = drawer.Demonstrator(p_wrong=float(intent == 1), p_fumble=0.0, noise=0.2)
-        intents, pull = np.full(n, intent), rng.uniform(lo, 0.3, n)  # under- and over-threshold pulls
-        batch = drawer.run_episodes(lambda obs, i=intents, p=pull: demo.chunk(obs, i, 4, rng, pull=p), n, rng, chunk=4)
+        pull = rng.uniform(lo, high, n)  # under- and over-threshold pulls
+        batch = task.scripted(np.full(n, intent), rng, chunk=4, noise=cfg.noise, pull=pull)
         frames.append(batch.frames)
         outcomes.append(batch.outcome)
     if cfg.random:
-        batch = drawer.run_episodes(lambda obs: rng.uniform(-1, 1, (len(obs), 4, 2)), cfg.random, rng, chunk=4)
+        batch = task.run_episodes(lambda obs: rng.uniform(-1, 1, (len(obs), 4, task.action_dim)), cfg.random, rng, chunk=4)
         frames.append(batch.frames)
         outcomes.append(batch.outcome)
     x = np.concatenate(frames)
