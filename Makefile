@@ -15,7 +15,12 @@ export TOKENIZERS_PARALLELISM := false
 export MINIWOB_CHROME_BINARY ?= /usr/bin/chromium
 export MINIWOB_CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: setup demo test bench clean
+.PHONY: setup metaworld demo test bench clean
+
+# Meta-World pins mujoco 3.3.0 while the main environment has mujoco 4: its own venv, with the
+# main constraints except mujoco's and the pins in constraints-metaworld.txt
+MW_VENV  := .venv-metaworld
+MW_STAMP := $(MW_VENV)/.stamp-install
 
 $(STAMP): pyproject.toml constraints.txt scripts/setup-system.sh
 	bash scripts/setup-system.sh
@@ -25,15 +30,25 @@ $(STAMP): pyproject.toml constraints.txt scripts/setup-system.sh
 
 setup: $(STAMP)
 
+$(MW_STAMP): pyproject.toml constraints.txt constraints-metaworld.txt scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	test -x $(MW_VENV)/bin/python || $(PYTHON) -m venv $(MW_VENV)
+	grep -v -E '^mujoco(-core|-studio)?==' constraints.txt | cat - constraints-metaworld.txt > $(MW_VENV)/constraints.txt
+	$(MW_VENV)/bin/python -m pip install -q --disable-pip-version-check -c $(MW_VENV)/constraints.txt -e ".[metaworld,dev]"
+	touch $(MW_STAMP)
+
+metaworld: $(MW_STAMP)
+
 # the main job; --resume makes a second `make demo` reuse the finished study (and continue a broken one)
 demo: setup
 	$(BIN)/harnessrl study --out runs/study --resume
 
-test: setup
+test: setup metaworld
 	$(BIN)/python -m pytest -n 2 -q
+	MUJOCO_GL=egl $(MW_VENV)/bin/python -m pytest -n 2 -q tests_metaworld
 
 bench: setup
 	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(MW_VENV) runs .pytest_cache

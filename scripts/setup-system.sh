@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Debian/Ubuntu packages harnessrl needs beyond PyPI: a real browser for MiniWoB++ and the
 # report test, bubblewrap for the agent sandbox, tmux for the Terminus harness, libqt5gui5
-# for Procgen (envpool), strace for the MiniWoB network test. Installs them when run as root;
+# for Procgen (envpool), strace for the MiniWoB network test, EGL + Mesa for MuJoCo offscreen
+# rendering (the Meta-World drawer). Installs them when run as root;
 # otherwise says what is missing.
 set -euo pipefail
-pkgs=(chromium chromium-driver bubblewrap tmux libqt5gui5 strace)
+pkgs=(chromium chromium-driver bubblewrap tmux libqt5gui5 strace libegl1 libgl1-mesa-dri)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

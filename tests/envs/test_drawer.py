@@ -138,3 +138,20 @@ def test_episodes_round_trip_through_the_store(tmp_path) -> None:
         assert b.outcome in D.OUTCOMES and b.success == (b.outcome == "success")
         assert b.num_turns == 2 and b.metadata["learned_reward"] == pytest.approx(b.reward)
         assert b.context.harness_id == "state-chunk12"
+
+
+def test_metaworld_task_names_its_environment_when_missing() -> None:
+    """The main environment has mujoco 4, so Meta-World (mujoco 3.3) is not importable here: the
+    error says how to get it. (tests_metaworld/ runs the task itself in .venv-metaworld.)"""
+    import importlib.util
+
+    from harnessrl.envs import drawer
+
+    if importlib.util.find_spec("metaworld") is not None:  # a user's combined environment
+        assert drawer.task("metaworld-drawer").name == "metaworld-drawer"
+        return
+    with pytest.raises(ImportError, match="make metaworld"):
+        drawer.task("metaworld-drawer")
+    with pytest.raises(ValueError, match="choose one of drawer, metaworld-drawer"):
+        drawer.task("cabinet")
+    assert drawer.task("drawer") is drawer.TASK

@@ -258,10 +258,12 @@ class DrawerTask:
     def run_episodes(self, act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: int = 12, layouts: np.ndarray | None = None) -> DrawerBatch:
         return run_episodes(act, n, rng, chunk=chunk, layouts=layouts, image_size=self.image_size)
 
-    def scripted(self, intent: np.ndarray, rng: np.random.Generator, *, chunk: int, noise: float, pull: np.ndarray | None = None) -> DrawerBatch:
+    def scripted(self, intent: np.ndarray, rng: np.random.Generator, *, chunk: int, noise: float, pull: np.ndarray | None = None,
+                 layouts: np.ndarray | None = None) -> DrawerBatch:
         """The scripted demonstrator per episode: intent 0 = target, 1 = distractor, 2 = fumble; `pull` (B,) how far."""
         demo = Demonstrator(noise=noise)
-        return run_episodes(lambda obs: demo.chunk(obs, intent, chunk, rng, pull=pull), len(intent), rng, chunk=chunk, image_size=self.image_size)
+        return run_episodes(lambda obs: demo.chunk(obs, intent, chunk, rng, pull=pull), len(intent), rng, chunk=chunk,
+                            layouts=layouts, image_size=self.image_size)
 
     def close(self) -> None:
         pass

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -242,7 +243,7 @@ class MetaWorldDrawerTask:
         return DrawerBatch(obs_all, chunks_all, layout, opening, frames, outcome)
 
     def scripted(self, intent: np.ndarray, rng: np.random.Generator, *, chunk: int, noise: float,
-                 pull: np.ndarray | None = None) -> DrawerBatch:
+                 pull: np.ndarray | None = None, layouts: np.ndarray | None = None) -> DrawerBatch:
         """Meta-World's scripted policy per episode: intent 0 = target, 1 = distractor, 2 = fumble
         (aims 9 cm beside the target handle); stops pulling once the drawer is out `pull` metres."""
         expert = SawyerDrawerOpenV3Policy()
@@ -256,12 +257,13 @@ class MetaWorldDrawerTask:
                 a = np.array([0.0, 0.0, 0.0, -1.0])  # hold still: the drawer is out far enough
             else:
                 obs = np.concatenate([env.tcp_center, [0.0], aim, np.zeros(32)])
-                with np.errstate(all="ignore"):
+                with warnings.catch_warnings():  # "Constant(s) may be too high": its gains saturate by design
+                    warnings.simplefilter("ignore", UserWarning)
                     a = np.clip(expert.get_action(obs), -1, 1)
             a[:3] += rng.normal(0.0, noise, 3)
             return a
 
-        return self.run_episodes(lambda obs: np.zeros((len(obs), chunk, ACTION_DIM)), n, rng, chunk=chunk, step_fn=step)
+        return self.run_episodes(lambda obs: np.zeros((len(obs), chunk, ACTION_DIM)), n, rng, chunk=chunk, layouts=layouts, step_fn=step)
 
 
 TASK = MetaWorldDrawerTask()
