@@ -71,3 +71,5 @@ def test_bad_config_is_a_clear_error(tmp_path) -> None:
     assert "policy.chunk=5" in result.output and "must divide" in result.output
     result = CliRunner().invoke(app, ["recipe", "reward-tilt", "--out", str(tmp_path), "--set", "finetune.beta=-1"])
     assert result.exit_code == 2 and "beta" in result.output
+    result = CliRunner().invoke(app, ["recipe", "reward-tilt", "--out", str(tmp_path), "--task", "cabinet"])
+    assert result.exit_code == 2 and "task='cabinet'" in result.output and "metaworld-drawer" in result.output
