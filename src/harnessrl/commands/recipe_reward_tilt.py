@@ -16,8 +16,9 @@ def reward_tilt(
     task: str = typer.Option("drawer", "--task", help="drawer (built in) or metaworld-drawer (Meta-World's Sawyer scene; needs `make metaworld` and .venv-metaworld/bin/harnessrl)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML file with settings (applied on the scale's defaults)."),
     overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set finetune.rounds=3."),
-    out: Path = typer.Option(Path("runs/reward-tilt"), "--out", "-o", help="Folder for report.html and its figures."),
+    out: Path = typer.Option(Path("runs/reward-tilt"), "--out", "-o", help="Folder for report.html, its figures and the finished stages."),
     store: Path | None = StoreOption,
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: finished stages are reused, episodes already in the store are kept."),
 ) -> None:
     """Learned visual reward vs outcome verifier on a drawer task: tilt-model predictions next to observed outcomes."""
     from harnessrl.config import load_config
@@ -27,12 +28,22 @@ def reward_tilt(
 
     with user_errors():
         cfg = load_config(recipe.RewardTiltConfig, config, overrides, base=recipe.preset(scale, task))
+        if (out / "stages").exists() and any((out / "stages").iterdir()) and not resume:
+            console.print(f"[yellow]{out} holds a reward-tilt run; pass --resume to continue it, or choose another --out[/]")
+            raise typer.Exit(2)
         store_path = store or default_store()
         console.print(f"reward-tilt ({cfg.scale}, {cfg.task}): store {store_path}, report -> {out}")
-        with stage_progress() as on_progress:
-            res = recipe.run(cfg, RecordStore(store_path), on_progress)
-        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "harnessrl recipe reward-tilt"
+        try:
+            with stage_progress() as on_progress:
+                res = recipe.run(cfg, RecordStore(store_path), on_progress, out=out)
+        except KeyboardInterrupt:
+            again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")
+            console.print(f"\n[yellow]interrupted; finished stages are kept in {out / 'stages'}.[/] Continue with:\n"
+                          f"  harnessrl {again} --resume", highlight=False)
+            raise typer.Exit(130) from None
+        args = [a for a in sys.argv[1:] if a != "--resume"]
+        command = "harnessrl " + " ".join(shlex.quote(a) for a in args) if args else "harnessrl recipe reward-tilt"
         report = build_report(res, out, store_path, command)
     for claim, holds in res["checks"].items():
         console.print(f"  {'[green]yes[/]' if holds else '[red]NO[/]'}  {claim}")
-    console.print(f"report: {report}  ({res['timings']['total']:.0f} s; run {res['run_id']})")
+    console.print(f"report: {report}  ({res['timings']['total']:.0f} s of stages, {res['timings']['this call']:.0f} s in this call; run {res['run_id']})")

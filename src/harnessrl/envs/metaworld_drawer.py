@@ -129,7 +129,7 @@ class TwoDrawerOpenEnv(SawyerDrawerOpenEnvV3):
         return np.array([tx, y, 0.0])
 
     def reset_model(self) -> np.ndarray:
-        obs = super().reset_model()  # places the target drawer at _get_state_rand_vec()
+        super().reset_model()  # places the target drawer at _get_state_rand_vec()
         _, dx, y = LAYOUTS[self.layout]
         self.model.body("drawer_d").pos = np.array([dx, y, 0.0])
         self.distractor_goal = np.array([dx, y, 0.0]) + np.array([0.0, -0.16 - self.maxDist, 0.09])

@@ -49,6 +49,7 @@ from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
 from harnessrl.recipes.lm_base import LMRecipeConfig, attach_ref_logprob, samples
+from harnessrl.recipes.stages import check_same_config, json_stage
 from harnessrl.rollout.backends import Job, run_jobs
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.sft import build_tiny_for, warm_start
@@ -118,39 +119,6 @@ def preset(scale: str) -> dict[str, Any]:
                 "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
                 "max_context_tokens": 32768, "workers": 1}
     raise ConfigError(f"scale {scale!r}: choose small or paper")
-
-
-# ----------------------------------------------------------------------------------------
-# Stage bookkeeping: each finished stage leaves a JSON file; --resume skips it
-
-
-def _stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    path = out / "stages" / f"{name}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    t0 = time.perf_counter()
-    result = fn()
-    result["seconds"] = time.perf_counter() - t0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, default=float))
-    tmp.replace(path)
-    return result
-
-
-# settings that change where or how fast the work runs, not its results
-RUNTIME_ONLY = {"workers", "backend", "ray_address", "device"}
-
-
-def _check_same_config(cfg: HarnessTeacherConfig, path: Path) -> None:
-    """Resuming with other settings would mix two studies in one folder: refuse, naming the fields."""
-    if not path.exists():
-        return
-    old, new = json.loads(path.read_text()), cfg.model_dump(mode="json")
-    diff = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if k not in RUNTIME_ONLY and old.get(k) != new[k]]
-    if diff:
-        raise ConfigError(f"{path.parent} holds a run with other settings ({'; '.join(diff)}); resume it with the same "
-                          "settings or choose another output folder")
 
 
 class _Direct:
@@ -273,7 +241,7 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
     train, held_out = split_tasks(cfg)
     for h in [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]:
         make_harness(h)  # an unknown harness fails here, before any work
-    _check_same_config(cfg, out / "config.json")
+    check_same_config(cfg, out / "config.json")
     (out / "config.json").write_text(cfg.model_dump_json(indent=2))
     store = RecordStore(out / "store")
 
@@ -296,33 +264,33 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
                                directory=out / "seals", note="the unseen harness of the harness-teacher study")
 
     # 3. ceilings: the reference sampled many times under every harness
-    _stage(out, "reference", lambda: {"ids": sample(cfg, sft_model, cfg.harnesses, held_out, cfg.ref_samples, "ref",
-                                                    store, reference, progress)})
+    json_stage(out, "reference", lambda: {"ids": sample(cfg, sft_model, cfg.harnesses, held_out, cfg.ref_samples, "ref",
+                                                     store, reference, progress)})
 
     # 4-5. the agent: RL in the training harness, then sampled under every harness
     agent = _model_and_adapter(cfg, sft_model, train_run(cfg, out, (sft_model, None), cfg.train_harness,
                                                          cfg.agent_updates, "agent", train, _Direct(progress)))
-    _stage(out, "agent_eval", lambda: {"ids": sample(cfg, agent[0], cfg.harnesses, held_out, cfg.eval_samples, "agent",
-                                                     store, reference, progress, adapter=agent[1])})
-    prefs = _stage(out, "preferences", lambda: {"rows": _preferences(cfg, agent, reference, held_out)})
+    json_stage(out, "agent_eval", lambda: {"ids": sample(cfg, agent[0], cfg.harnesses, held_out, cfg.eval_samples, "agent",
+                                                      store, reference, progress, adapter=agent[1])})
+    prefs = json_stage(out, "preferences", lambda: {"rows": _preferences(cfg, agent, reference, held_out)})
 
     # 6. gain prediction: fit kappa on the calibration rounds, train further where the prediction is highest
     calib = further_rounds(cfg, out, agent, cfg.calibration_harnesses, train, progress)
     for h, saved in calib.items():
         m, a = _model_and_adapter(cfg, sft_model, saved)
-        _stage(out, f"after-{h}", lambda h=h, m=m, a=a: {"ids": sample(cfg, m, [h], held_out, cfg.eval_samples,
-                                                                      f"after-{h}", store, reference, progress, adapter=a)})
-    choice = _stage(out, "choice", lambda: choose_harness(cfg, store))
+        json_stage(out, f"after-{h}", lambda h=h, m=m, a=a: {"ids": sample(cfg, m, [h], held_out, cfg.eval_samples,
+                                                                       f"after-{h}", store, reference, progress, adapter=a)})
+    choice = json_stage(out, "choice", lambda: choose_harness(cfg, store))
     chosen = choice["harness"]
     saved = further_rounds(cfg, out, agent, [chosen], train, progress)[chosen]
     m, a = _model_and_adapter(cfg, sft_model, saved)
-    _stage(out, f"after-{chosen}", lambda: {"ids": sample(cfg, m, [chosen], held_out, cfg.eval_samples,
-                                                         f"after-{chosen}", store, reference, progress, adapter=a)})
+    json_stage(out, f"after-{chosen}", lambda: {"ids": sample(cfg, m, [chosen], held_out, cfg.eval_samples,
+                                                          f"after-{chosen}", store, reference, progress, adapter=a)})
 
     # 7. the sealed harness, evaluated once
     sealed = None
     if seal is not None:
-        sealed = _stage(out, "sealed", lambda: _sealed_eval(cfg, seal, sft_model, agent, held_out, store, reference, progress))
+        sealed = json_stage(out, "sealed", lambda: _sealed_eval(cfg, seal, sft_model, agent, held_out, store, reference, progress))
 
     return {"cfg": cfg, "out": out, "store": store, "sft": sft_info, "sft_model": sft_model, "seal": seal,
             "preferences": prefs["rows"], "choice": choice, "sealed": sealed,

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import copy
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -33,8 +34,10 @@ from harnessrl.analysis import tilt
 from harnessrl.analysis.samples import Samples
 from harnessrl.config import Config, ConfigError
 from harnessrl.envs import drawer
-from harnessrl.policies.diffusion import DiffusionPolicyConfig
+from harnessrl.policies.diffusion import DiffusionPolicy, DiffusionPolicyConfig
+from harnessrl.policies.reward_model import RewardModel
 from harnessrl.records import RecordStore
+from harnessrl.recipes.stages import check_same_config, json_stage, torch_stage
 from harnessrl.train import diffusion_rl, drawer_reward
 
 LABELS = list(drawer.OUTCOMES)
@@ -111,8 +114,14 @@ def _check(cfg: RewardTiltConfig, task: drawer.DrawerTask) -> None:
 # Running the experiment
 
 
-def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = None) -> dict[str, Any]:
-    """Everything but the report. Episodes go to `store` under one run_id; returns the results."""
+def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = None, *, out: Path | None = None) -> dict[str, Any]:
+    """Everything but the report. Episodes go to `store` under one run_id; returns the results.
+
+    With `out`, every finished stage (BC policy, reward model, base samples, each fine-tuning
+    run) is kept in OUT/stages/, and calling again with the same settings and store resumes:
+    finished stages are loaded, and episodes already in the store are not appended twice.
+    Each stage draws from its own seeded generator, so a resumed run equals an uninterrupted one.
+    """
     try:
         task = drawer.task(cfg.task)
     except ImportError as e:
@@ -120,40 +129,72 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
     # the policy's input and output sizes are the task's, whatever the config said
     cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"obs_dim": task.obs_dim, "action_dim": task.action_dim})})
     try:
-        return _run(cfg, task, store, progress)
+        with tempfile.TemporaryDirectory(prefix="reward-tilt-") as scratch:
+            return _run(cfg, task, store, progress, Path(out) if out is not None else Path(scratch))
     finally:
         task.close()
 
 
-def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, progress: Progress | None) -> dict[str, Any]:
+def _rng(cfg: RewardTiltConfig, stage: str) -> np.random.Generator:
+    return np.random.default_rng([cfg.seed, ["demos", "reward", "base"].index(stage)])
+
+
+def _append_once(store: RecordStore, run_id: str, policy_id: str, make: Callable[[], list]) -> None:
+    """Append a policy's episodes unless an earlier (interrupted) attempt already did: appends are atomic."""
+    n = store.sql("SELECT count(*) AS n FROM episodes WHERE run_id = ? AND policy_id = ?", [run_id, policy_id]).column("n")[0].as_py()
+    if n == 0:
+        store.append(make())
+
+
+def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, progress: Progress | None, out: Path) -> dict[str, Any]:
     _check(cfg, task)
     tick = progress or (lambda stage, i, n: None)
     torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
-    timings: dict[str, float] = {}
-    run_id = f"reward-tilt-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    rng = np.random.default_rng(cfg.seed)
+    check_same_config(cfg, out / "stages" / "config.json")
+    ident = json_stage(out, "run", lambda: {"run_id": f"reward-tilt-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}",
+                                            "store": str(store.root.resolve())})
+    if ident["store"] != str(store.root.resolve()):
+        raise ConfigError(f"{out} holds a run whose episodes are in {ident['store']}; resume it with --store {ident['store']}")
+    (out / "stages" / "config.json").write_text(cfg.model_dump_json(indent=2))
+    run_id = ident["run_id"]
 
-    demonstrator = drawer.Demonstrator(p_wrong=cfg.demos.p_wrong, p_fumble=cfg.demos.p_fumble, noise=cfg.demos.noise)
-    tick("demonstrations", 0, 1)
-    demos, _ = drawer.demonstrations(cfg.demos.episodes, rng, demonstrator, chunk=cfg.policy.chunk, task=task)
-    tick("demonstrations", 1, 1)
-    timings["demonstrations"] = time.perf_counter() - t0
-    t = time.perf_counter()
+    # 1. behaviour cloning from noisy scripted demonstrations
+    def clone() -> dict[str, Any]:
+        t = time.perf_counter()
+        tick("demonstrations", 0, 1)
+        demonstrator = drawer.Demonstrator(p_wrong=cfg.demos.p_wrong, p_fumble=cfg.demos.p_fumble, noise=cfg.demos.noise)
+        demos, _ = drawer.demonstrations(cfg.demos.episodes, _rng(cfg, "demos"), demonstrator, chunk=cfg.policy.chunk, task=task)
+        tick("demonstrations", 1, 1)
+        t_demos, t = time.perf_counter() - t, time.perf_counter()
 
-    def bc_step(i: int, loss: float) -> None:
-        if (i + 1) % 50 == 0 or i + 1 == cfg.bc.steps:
-            tick("behaviour cloning", i + 1, cfg.bc.steps)
+        def bc_step(i: int, loss: float) -> None:
+            if (i + 1) % 50 == 0 or i + 1 == cfg.bc.steps:
+                tick("behaviour cloning", i + 1, cfg.bc.steps)
 
-    policy, bc_losses = diffusion_rl.behaviour_clone(demos, cfg.bc, cfg.policy, seed=cfg.seed, on_step=bc_step)
-    timings["behaviour cloning"] = time.perf_counter() - t
+        policy, losses = diffusion_rl.behaviour_clone(demos, cfg.bc, cfg.policy, seed=cfg.seed, on_step=bc_step)
+        return {"state": policy.state_dict(), "losses": losses, "seconds": {"demonstrations": t_demos, "behaviour cloning": time.perf_counter() - t},
+                "demo_outcomes": {lab: int((demos.outcome == lab).sum()) for lab in LABELS}}
 
-    t = time.perf_counter()
-    tick("reward model", 0, 1)
-    images, labels, label_outcomes = drawer_reward.labelled_rollouts(cfg.reward, rng, task)
-    reward_model, rm_losses = drawer_reward.fit_reward_model(images, labels, cfg.reward, seed=cfg.seed)
-    tick("reward model", 1, 1)
-    timings["reward model"] = time.perf_counter() - t
+    bc = torch_stage(out, "bc", clone)
+    policy = DiffusionPolicy(cfg.policy)
+    policy.load_state_dict(bc["state"])
+    policy.eval()
+
+    # 2. the learned visual reward, from frames that never show the wrong drawer open
+    def fit_reward() -> dict[str, Any]:
+        t = time.perf_counter()
+        tick("reward model", 0, 1)
+        images, labels, outcomes = drawer_reward.labelled_rollouts(cfg.reward, _rng(cfg, "reward"), task)
+        model, losses = drawer_reward.fit_reward_model(images, labels, cfg.reward, seed=cfg.seed)
+        tick("reward model", 1, 1)
+        return {"state": model.state_dict(), "losses": losses, "seconds": {"reward model": time.perf_counter() - t},
+                "data": {"frames": int(len(images)), "positives": int(labels.sum()), "outcomes": {lab: int((outcomes == lab).sum()) for lab in LABELS}}}
+
+    rm = torch_stage(out, "reward", fit_reward)
+    reward_model = RewardModel()
+    reward_model.load_state_dict(rm["state"])
+    reward_model.eval()
 
     def learned(batch: drawer.DrawerBatch) -> np.ndarray:
         return reward_model.score(batch.frames)
@@ -164,57 +205,75 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
     def zero(batch: drawer.DrawerBatch) -> np.ndarray:
         return np.zeros(len(batch.outcome))
 
-    t = time.perf_counter()
-    base = diffusion_rl.sample_episodes(policy, cfg.base_episodes, rng, seed=cfg.seed * 1000 + 999, task=task)
-    base_r = learned(base)
-    store.append(drawer.to_episodes(base, base_r, policy_id="bc", run_id=run_id, env_id=task.name,
-                                    metadata={"recipe": "reward-tilt", "run": "base", "round": 0},
-                                    per_episode={"learned_reward": base_r}))
-    timings["base samples"] = time.perf_counter() - t
+    # 3. base-policy samples: what the tilt model predicts from
+    def sample_base() -> dict[str, Any]:
+        t = time.perf_counter()
+        tick("base samples", 0, 1)
+        batch = diffusion_rl.sample_episodes(policy, cfg.base_episodes, _rng(cfg, "base"), seed=cfg.seed * 1000 + 999, task=task)
+        tick("base samples", 1, 1)
+        return {"batch": batch, "reward": learned(batch), "seconds": {"base samples": time.perf_counter() - t}}
 
+    base_stage = torch_stage(out, "base", sample_base)
+    base, base_r = base_stage["batch"], base_stage["reward"]
+    _append_once(store, run_id, "bc", lambda: drawer.to_episodes(base, base_r, policy_id="bc", run_id=run_id, env_id=task.name,
+                                                                 metadata={"recipe": "reward-tilt", "run": "base", "round": 0},
+                                                                 per_episode={"learned_reward": base_r}))
+
+    # 4. KL-regularised fine-tuning: learned reward (twice), verifier-gated reward, zero-reward control
     runs = [("learned", s, learned) for s in cfg.learned_seeds] + [("verified", s, verified) for s in cfg.verifier_seeds]
     if cfg.control:
         runs.append(("control", cfg.seed + 100, zero))
-    results = []
     total_rounds = sum(1 if kind == "control" else cfg.finetune.rounds for kind, _, _ in runs)
     done = 0
-    t = time.perf_counter()
+    results, finetune_s = [], 0.0
     for kind, seed, reward_fn in runs:
         ft = cfg.finetune.model_copy(update={"rounds": 1}) if kind == "control" else cfg.finetune
         name = f"{kind}-s{seed}"
-        rows: list[dict[str, Any]] = []
 
-        def on_round(rnd: diffusion_rl.Round, kind: str = kind, name: str = name, ft: Any = ft, rows: list = rows) -> None:
-            nonlocal done
-            ev = rnd.evaluation
-            r_learned = learned(ev)
-            r_run = tilt.gate(r_learned, ev.success) if kind == "verified" else (np.zeros(len(r_learned)) if kind == "control" else r_learned)
-            beta_eff = ft.beta / rnd.index if ft.anchor == "base" else ft.beta
-            policy_id = f"{name}-r{rnd.index}"
-            store.append(drawer.to_episodes(ev, r_run, policy_id=policy_id, run_id=run_id, env_id=task.name,
-                                            metadata={"recipe": "reward-tilt", "run": name, "kind": kind, "round": rnd.index, "beta": beta_eff},
-                                            per_episode={"learned_reward": r_learned}))
-            rows.append({"round": rnd.index, "beta": beta_eff, "policy_id": policy_id, "ess": rnd.effective_sample_size,
-                         "final_loss": float(np.mean(rnd.losses[-50:]))})
-            done += 1
+        def finetune(kind: str = kind, seed: int = seed, reward_fn: Callable = reward_fn, ft: Any = ft, name: str = name) -> dict[str, Any]:
+            t = time.perf_counter()
+            rounds: list[dict[str, Any]] = []
+
+            def on_round(rnd: diffusion_rl.Round) -> None:
+                nonlocal done
+                ev = rnd.evaluation
+                r_learned = learned(ev)
+                r_run = tilt.gate(r_learned, ev.success) if kind == "verified" else (np.zeros(len(r_learned)) if kind == "control" else r_learned)
+                ev.frames = ev.frames[:0]  # rewards are computed; the stage file need not keep the images
+                rounds.append({"round": rnd.index, "beta": ft.beta / rnd.index if ft.anchor == "base" else ft.beta,
+                               "policy_id": f"{name}-r{rnd.index}", "ess": rnd.effective_sample_size,
+                               "final_loss": float(np.mean(rnd.losses[-50:])), "batch": ev, "r_run": r_run, "r_learned": r_learned})
+                done += 1
+                tick("fine-tuning rounds", done, total_rounds)
+
+            diffusion_rl.finetune(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round, task=task)
+            return {"rounds": rounds, "seconds": time.perf_counter() - t}
+
+        if (out / "stages" / f"run-{name}.pt").exists():
+            done += ft.rounds
             tick("fine-tuning rounds", done, total_rounds)
-
-        diffusion_rl.finetune(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round, task=task)
-        results.append({"name": name, "kind": kind, "seed": seed, "rounds": rows})
-    timings["fine-tuning"] = time.perf_counter() - t
+        stage = torch_stage(out, f"run-{name}", finetune)
+        finetune_s += stage["seconds"]
+        for r in stage["rounds"]:
+            _append_once(store, run_id, r["policy_id"], lambda r=r, name=name, kind=kind: drawer.to_episodes(
+                r["batch"], r["r_run"], policy_id=r["policy_id"], run_id=run_id, env_id=task.name,
+                metadata={"recipe": "reward-tilt", "run": name, "kind": kind, "round": r["round"], "beta": r["beta"]},
+                per_episode={"learned_reward": r["r_learned"]}))
+        results.append({"name": name, "kind": kind, "seed": seed,
+                        "rounds": [{k: r[k] for k in ("round", "beta", "policy_id", "ess", "final_loss")} for r in stage["rounds"]]})
 
     t = time.perf_counter()
     analysis = analyse(store, run_id, results, cfg)
-    timings["analysis"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t0
+    timings = {**bc["seconds"], **rm["seconds"], **base_stage["seconds"], "fine-tuning": finetune_s,
+               "analysis": time.perf_counter() - t, "this call": time.perf_counter() - t0}
+    timings["total"] = sum(v for k, v in timings.items() if k != "this call")
     return {
         "run_id": run_id,
         "config": cfg,
-        "demo_outcomes": {lab: int((demos.outcome == lab).sum()) for lab in LABELS},
-        "reward_data": {"frames": int(len(images)), "positives": int(labels.sum()),
-                        "outcomes": {lab: int((label_outcomes == lab).sum()) for lab in LABELS}},
-        "bc_losses": bc_losses,
-        "reward_losses": rm_losses,
+        "demo_outcomes": bc["demo_outcomes"],
+        "reward_data": rm["data"],
+        "bc_losses": bc["losses"],
+        "reward_losses": rm["losses"],
         "example_frames": {lab: base.frames[base.outcome == lab][:3] for lab in LABELS},
         "example_rewards": {lab: base_r[base.outcome == lab][:3] for lab in LABELS},
         "runs": results,

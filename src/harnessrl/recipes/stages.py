@@ -1,0 +1,62 @@
+"""Stage bookkeeping shared by the recipes: each finished stage leaves a file in OUT/stages/,
+and a resumed run reuses it instead of recomputing.
+
+A stage file is written to a temporary name and renamed, so a run killed mid-write leaves
+either the whole file or none. `check_same_config` refuses to resume a folder that holds a
+run with other settings, naming the fields that differ.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harnessrl.config import Config, ConfigError
+
+# settings that change where or how fast the work runs, not its results
+RUNTIME_ONLY = {"workers", "backend", "ray_address", "device", "threads"}
+
+
+def json_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """fn()'s JSON-able result, computed once: OUT/stages/NAME.json (with the seconds it took)."""
+    path = out / "stages" / f"{name}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    t0 = time.perf_counter()
+    result = fn()
+    result["seconds"] = time.perf_counter() - t0
+    _write(path, lambda tmp: tmp.write_text(json.dumps(result, default=float)))
+    return result
+
+
+def torch_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """fn()'s result (tensors, state dicts, numpy arrays), computed once: OUT/stages/NAME.pt."""
+    path = out / "stages" / f"{name}.pt"
+    if path.exists():
+        return torch.load(path, weights_only=False)  # our own file, written below
+    result = fn()
+    _write(path, lambda tmp: torch.save(result, tmp))
+    return result
+
+
+def _write(path: Path, write: Callable[[Path], Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    write(tmp)
+    tmp.replace(path)
+
+
+def check_same_config(cfg: Config, path: Path) -> None:
+    """Resuming with other settings would mix two runs in one folder: refuse, naming the fields."""
+    if not path.exists():
+        return
+    old, new = json.loads(path.read_text()), cfg.model_dump(mode="json")
+    diff = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if k not in RUNTIME_ONLY and old.get(k) != new[k]]
+    if diff:
+        raise ConfigError(f"{path.parent} holds a run with other settings ({'; '.join(diff)}); resume it with the same "
+                          "settings or choose another output folder")
