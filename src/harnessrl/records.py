@@ -57,7 +57,8 @@ class ShardInfo:
     time: float
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make a directory entry (a new or renamed file in it) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -121,7 +122,7 @@ class RecordStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, manifest)
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -225,7 +226,7 @@ class RecordStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.root / MANIFEST)
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
             self.shards = good
         return dropped
 
@@ -251,7 +252,7 @@ class RecordStore:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, shard_dir / name)
-        _fsync_dir(shard_dir)
+        fsync_dir(shard_dir)
         info = ShardInfo(f"{SHARD_DIR}/{name}", table.num_rows, len(data), digest, time.time())
         line = (json.dumps({"kind": "shard", **asdict(info)}) + "\n").encode()
         with self._locked():

@@ -20,7 +20,7 @@ import shlex
 from typing import Any, ClassVar
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness.base import Harness, Intent, Session, Verdict
+from harnessrl.harness.base import Harness, Intent, Session, Verdict, fill
 
 WORKDIR = "/app"
 _CWD_MARK = "__harnessrl_cwd__:"
@@ -169,6 +169,12 @@ class CodeSession(Session):
             "task_id": getattr(self.task, "task_id", getattr(self.task, "id", "")),
             "max_turns": self.harness.spec.max_turns,
         }
+
+    def open_conversation(self, values: dict[str, Any]) -> list[dict[str, str]]:
+        """The first two messages: the spec's system prompt and task template filled with `values`."""
+        self.messages = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
+                         {"role": "user", "content": fill(self.harness.spec.task_template, **values)}]
+        return self.messages
 
     def finish(self) -> Verdict:
         score = ws.score(self.env)

@@ -17,7 +17,7 @@ import shlex
 from harnessrl.harness import _aider_edits as ed
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
 #: flake8 codes Aider treats as fatal when it lints an edited Python file
 FATAL_LINT = "E9,F821,F823,F831,F406,F407,F701,F702,F704,F706"
@@ -37,9 +37,7 @@ class AiderSession(CodeSession):
             values["files"] = "Files in the repository (their contents are not shown):\n" + "\n".join(ws.list_files(self.env))
         else:
             values["files"] = ""
-        self.messages = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
-                         {"role": "user", "content": fill(self.harness.spec.task_template, **values)}]
-        return self.messages
+        return self.open_conversation(values)
 
     # -- one reply ---------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
 ANSWER = re.compile(r'<answer(?:\s+path\s*=\s*"([^"]*)")?\s*>(.*?)</answer>', re.DOTALL)
 
@@ -29,9 +29,7 @@ class AnswerTagSession(CodeSession):
     def start(self) -> list[dict[str, str]]:
         values = self.prompt_values()
         values["files"] = ws.files_block(self.env, int(self.opt("max_file_chars", 20_000))) if self.opt("show_files", True) else ""
-        self.messages = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
-                         {"role": "user", "content": fill(self.harness.spec.task_template, **values)}]
-        return self.messages
+        return self.open_conversation(values)
 
     def step(self, text: str) -> StepResult:
         calls = self.harness.parse(text)

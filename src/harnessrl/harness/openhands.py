@@ -33,7 +33,7 @@ from typing import Any
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, cap_middle, resolve, shown
 from harnessrl.harness._oh_editor import Editor, EditorError
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
 FUNCTION = re.compile(r"<function=([^>\n]*)>\n?(.*?)</function>", re.DOTALL)
 PARAMETER = re.compile(r"<parameter=([^>\n]*)>(.*?)</parameter>", re.DOTALL)
@@ -125,9 +125,7 @@ class OpenHandsSession(CodeSession):
         self.editor = Editor(self.env, self.shell)
         self.recent: list[tuple[str, str, bool]] = []  # (call, observation, was_error) for the stuck detector
         values = self.prompt_values() | {"tool_docs": self.harness.tool_docs()}
-        self.messages = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
-                         {"role": "user", "content": fill(self.harness.spec.task_template, **values)}]
-        return self.messages
+        return self.open_conversation(values)
 
     def step(self, text: str) -> StepResult:
         calls = self.harness.parse(text)

@@ -28,7 +28,7 @@ from typing import Any
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import WORKDIR, CodeHarness, CodeSession, cap_middle, resolve, shown
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 REQUIRED = {"read_file": ("file_path",), "edit": ("file_path", "old_string", "new_string"),
@@ -76,9 +76,7 @@ class QwenCodeSession(CodeSession):
         self.failures: dict[str, int] = {}
         self.last_calls: list[str] = []
         values = self.prompt_values() | {"tool_docs": self.harness.tool_docs()}
-        self.messages = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
-                         {"role": "user", "content": fill(self.harness.spec.task_template, **values)}]
-        return self.messages
+        return self.open_conversation(values)
 
     def step(self, text: str) -> StepResult:
         calls = self.harness.parse(text)

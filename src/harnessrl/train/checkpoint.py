@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from harnessrl.records import fsync_dir
+
 CHECKPOINT = "checkpoint.pt"
 
 
@@ -51,14 +53,6 @@ def load_trainable_state(model: torch.nn.Module, state: dict[str, torch.Tensor])
             params[n].copy_(t.to(params[n].device, params[n].dtype))
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def save_checkpoint(run_dir: str | Path, state: dict[str, Any]) -> Path:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +62,7 @@ def save_checkpoint(run_dir: str | Path, state: dict[str, Any]) -> Path:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, final)
-    _fsync_dir(run_dir)
+    fsync_dir(run_dir)
     return final
 
 
