@@ -7,6 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from harnessrl.envs import drawer as D
+from harnessrl.envs import drawer_gym
 from harnessrl.records import RecordStore
 
 
@@ -98,7 +99,7 @@ def test_run_episodes_rejects_bad_policies() -> None:
 
 
 def test_gymnasium_env_passes_the_checker_and_pays_on_success() -> None:
-    env = D.DrawerEnv()
+    env = drawer_gym.DrawerEnv()
     check_env(env, skip_render_check=False)
     obs, info = env.reset(seed=0, options={"layout": 0})
     tx, _, hy = D.LAYOUTS[0]
@@ -114,7 +115,7 @@ def test_gymnasium_env_passes_the_checker_and_pays_on_success() -> None:
 
 
 def test_vector_env_autoresets_on_the_next_step() -> None:
-    env = D.DrawerVectorEnv(num_envs=3)
+    env = drawer_gym.DrawerVectorEnv(num_envs=3)
     obs, info = env.reset(seed=1)
     assert obs.shape == (3, D.OBS_DIM) and env.render().shape == (3, 32, 32, 3)
     for t in range(D.HORIZON):
