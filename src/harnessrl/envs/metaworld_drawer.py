@@ -208,8 +208,8 @@ class MetaWorldDrawerTask:
                      layouts: np.ndarray | None = None, step_fn: Callable | None = None) -> DrawerBatch:
         """Roll `act` ((B, OBS_DIM) -> (B, chunk, 4)) for n episodes, each chunk open-loop.
 
-        `step_fn(env_index, env, obs_row, planned_action, t) -> action` lets a closed-loop
-        demonstrator replace the planned action step by step; the executed actions are recorded.
+        `step_fn(episode, env, t) -> action` lets a closed-loop demonstrator replace the planned
+        action at every step; the executed actions are what the batch records.
         """
         if HORIZON % chunk:
             raise ValueError(f"chunk={chunk} must divide HORIZON={HORIZON}")
@@ -265,5 +265,3 @@ class MetaWorldDrawerTask:
 
         return self.run_episodes(lambda obs: np.zeros((len(obs), chunk, ACTION_DIM)), n, rng, chunk=chunk, layouts=layouts, step_fn=step)
 
-
-TASK = MetaWorldDrawerTask()
