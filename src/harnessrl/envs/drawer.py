@@ -224,10 +224,16 @@ def run_episodes(act: ChunkPolicy, n: int, rng: np.random.Generator, *, chunk: i
 
 def demonstrations(n: int, rng: np.random.Generator, demonstrator: Demonstrator | None = None, *, chunk: int = 12,
                    task: DrawerTask | None = None) -> tuple[DrawerBatch, np.ndarray]:
-    """n noisy scripted episodes of `task` (default: this one) and their intents."""
+    """n noisy scripted episodes of `task` (default: this one) and their intents.
+
+    The demonstrator gives the intent probabilities and the action noise; its `pull` is in this
+    task's units, so other tasks (Meta-World) pull with their own expert's default.
+    """
     demo = demonstrator or Demonstrator()
+    task = task or TASK
     intent = demo.intents(rng, n)
-    return (task or TASK).scripted(intent, rng, chunk=chunk, noise=demo.noise), intent
+    pull = np.full(n, demo.pull) if isinstance(task, DrawerTask) else None
+    return task.scripted(intent, rng, chunk=chunk, noise=demo.noise, pull=pull), intent
 
 
 # ----------------------------------------------------------------------------------------
