@@ -251,8 +251,6 @@ class DrawerTask:
     horizon = HORIZON
     obs_dim = OBS_DIM
     action_dim = 2
-    outcomes = OUTCOMES
-    n_layouts = len(LAYOUTS)
     open_threshold = OPEN_THRESHOLD
     pull_range = (0.04, MAX_OPEN)  # how far the reward-data collector pulls: both sides of the threshold
     image_size = 32

@@ -165,8 +165,6 @@ class MetaWorldDrawerTask:
     horizon = HORIZON
     obs_dim = OBS_DIM
     action_dim = ACTION_DIM
-    outcomes = OUTCOMES
-    n_layouts = len(LAYOUTS)
     open_threshold = MAX_OPEN * 0.9  # pulls that reliably pass the success test
     pull_range = (0.02, MAX_OPEN)
 

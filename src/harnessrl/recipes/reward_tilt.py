@@ -130,8 +130,10 @@ def run(cfg: RewardTiltConfig, store: RecordStore, progress: Progress | None = N
     # the policy's input and output sizes are the task's, whatever the config said
     cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"obs_dim": task.obs_dim, "action_dim": task.action_dim})})
     try:
-        with tempfile.TemporaryDirectory(prefix="reward-tilt-") as scratch:
-            return _run(cfg, task, store, progress, Path(out) if out is not None else Path(scratch))
+        if out is not None:
+            return _run(cfg, task, store, progress, Path(out))
+        with tempfile.TemporaryDirectory(prefix="reward-tilt-") as scratch:  # stages still need a home
+            return _run(cfg, task, store, progress, Path(scratch))
     finally:
         task.close()
 
