@@ -266,6 +266,7 @@ class Rejection:
 
     path: Path
     reason: str
+    fix: str = ""  # what would make it load ("" when the loader has no advice)
 
 
 @dataclass(frozen=True)
