@@ -24,7 +24,18 @@ from miniwob.environment import MiniWoBEnvironment
 from miniwob.fields import FIELD_EXTRACTORS, get_field_extractor
 
 from harnessrl.envs.miniwob.browser import MINIWOB_TASK_DIR, ManagedInstance
-from harnessrl.envs.miniwob.page import AXNode, Click, Element, Page, PressKey, Type, WebAction, elements_from_dom
+from harnessrl.envs.miniwob.page import (
+    MAX_WAIT_MS,
+    AXNode,
+    Click,
+    Element,
+    Page,
+    PressKey,
+    Type,
+    Wait,
+    WebAction,
+    elements_from_dom,
+)
 
 #: Every MiniWoB++ task this miniwob install ships (FlightWoB excluded: it needs an HTTP server).
 TASKS: tuple[str, ...] = tuple(sorted(p.stem for p in MINIWOB_TASK_DIR.glob("*.html") if p.stem in FIELD_EXTRACTORS))
@@ -33,7 +44,8 @@ TASKS: tuple[str, ...] = tuple(sorted(p.stem for p in MINIWOB_TASK_DIR.glob("*.h
 _SELECTS_JS = """
 return Array.from(document.querySelectorAll('select'))
   .filter(s => s.dataset.wob_ref !== undefined && s.dataset.wob_eps === 'e' + WOB_EPISODE_ID)
-  .map(s => [+s.dataset.wob_ref, Array.from(s.options).map(o => o.text), s.selectedIndex]);
+  .map(s => [+s.dataset.wob_ref, Array.from(s.options).map(o => o.text), s.selectedIndex, s.multiple,
+              Array.from(s.selectedOptions).map(o => o.text)]);
 """
 
 
@@ -72,7 +84,7 @@ class _Environment(MiniWoBEnvironment):
 class MiniWoBEnv:
     """One browser, one MiniWoB task at a time. Use as a context manager or call `close()`."""
 
-    def __init__(self, task: str, *, screenshots: bool = False, data_mode: str = "train") -> None:
+    def __init__(self, task: str, *, screenshots: bool = False, data_mode: str = "train", settle_ms: float = 0.0) -> None:
         self._task = check_task(task)
         self._env = _Environment(
             subdomain=task, action_space_config="all_supported", data_mode=data_mode
@@ -86,6 +98,9 @@ class MiniWoBEnv:
         self._keys = list(self._env.action_space_config.allowed_keys)
         self._page: Page | None = None
         self._done = True
+        #: pause after each action before the page is read (raw miniwob's wait_ms): lets
+        #: animations (accordions, menus) finish so the observation is not stale
+        self.settle_ms = float(settle_ms)
         self.episode_start = 0.0
         self._read_time_limit()
 
@@ -150,9 +165,17 @@ class MiniWoBEnv:
         self._page = self._make_page(obs, info, done=False)
         return self._page
 
-    def step(self, action: WebAction) -> StepResult:
+    def step(self, action: WebAction, settle_ms: float | None = None) -> StepResult:
+        """Run `action`, pause `settle_ms` (default: `self.settle_ms`), read the page.
+        `Wait(ms)` runs no action: it pauses `ms`, then reads the page (MiniWoB's clock runs on)."""
         self._check(action)
-        obs, reward, done, _, info = self._env.step(self._to_miniwob(action))
+        settle = self.settle_ms if settle_ms is None else float(settle_ms)
+        if settle < 0:
+            raise ValueError(f"settle_ms must be >= 0, got {settle}")
+        if isinstance(action, Wait):
+            time.sleep(action.ms / 1000.0)
+        self._env.instance.wait_ms = settle  # miniwob's own pause between perform and observe
+        obs, reward, done, _, info = self._env.step(None if isinstance(action, Wait) else self._to_miniwob(action))
         self._done = bool(done)
         self._page = self._make_page(obs, info, done=self._done)
         return StepResult(
@@ -182,13 +205,18 @@ class MiniWoBEnv:
         )
 
     def _with_select_options(self, elements: tuple[Element, ...]) -> tuple[Element, ...]:
-        """miniwob's DOM walk skips <option>s (they have no box); an HTML view needs them."""
+        """A select's option texts, selection and `multiple` flag. miniwob's DOM walk skips the
+        <option>s of a drop-down (they have no box) but lists those of a list box (`multiple`,
+        `size`) as elements of their own; `value` is the selected text, or for `multiple` the
+        tuple of selected texts."""
         selects = {
-            ref: (tuple(options), options[index] if 0 <= index < len(options) else "")
-            for ref, options, index in self._env.instance.driver.execute_script(_SELECTS_JS)
+            ref: (tuple(options), tuple(chosen) if multiple else (options[index] if 0 <= index < len(options) else ""),
+                  bool(multiple))
+            for ref, options, index, multiple, chosen in self._env.instance.driver.execute_script(_SELECTS_JS)
         }
         return tuple(
-            replace(e, options=selects[e.ref][0], value=selects[e.ref][1]) if e.ref in selects else e
+            replace(e, options=selects[e.ref][0], value=selects[e.ref][1], multiple=selects[e.ref][2])
+            if e.ref in selects else e
             for e in elements
         )
 
@@ -204,6 +232,9 @@ class MiniWoBEnv:
         elif isinstance(action, PressKey):
             if action.key not in self._keys:
                 raise ActionError(f"unsupported key {action.key!r}; allowed: {' '.join(self._keys[:12])} ...")
+        elif isinstance(action, Wait):
+            if not 0 < action.ms <= MAX_WAIT_MS:
+                raise ActionError(f"wait {action.ms} ms: wait between 1 and {MAX_WAIT_MS} ms")
         else:
             raise ActionError(f"not a MiniWoB action: {action!r}")
 
@@ -227,36 +258,49 @@ class MiniWoBEnv:
         driver = self._env.instance.driver
         ax = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
         dom = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": False})["root"]
-        refs, hidden = _scan_dom(dom, self._page)
-        return _ax_nodes(ax, refs, hidden)
+        refs, hidden, svg = _scan_dom(dom, self._page)
+        return _ax_nodes(ax, refs, hidden, svg)
 
 
 #: Page parts miniwob keeps out of the observation (reward display, the utterance box, overlays).
 _NOT_TASK = frozenset({"reward-display", "sync-task-cover", "click-canvas", "query"})
 
 
-def _scan_dom(dom_root: dict, page: Page) -> tuple[dict[int, int], set[int]]:
-    """backendNodeId -> miniwob ref for elements on `page`; backendNodeIds of the non-task parts."""
+#: SVG elements Chromium reports as bare "image"/"graphics-symbol"/"generic": shape tasks need
+#: the shape (the tag) and what tells shapes apart (colour, size, class), so these are kept.
+SVG_SHAPES = frozenset({"circle", "rect", "ellipse", "polygon", "polyline", "path", "line", "text"})
+SVG_ATTRS = ("class", "fill", "stroke", "r", "width", "height", "font-size")
+
+
+def _scan_dom(dom_root: dict, page: Page) -> tuple[dict[int, int], set[int], dict[int, tuple]]:
+    """backendNodeId -> miniwob ref for elements on `page`; backendNodeIds of the non-task parts;
+    backendNodeId -> (tag, ((attr, value), ...)) for SVG shapes."""
     refs: dict[int, int] = {}
     hidden: set[int] = set()
+    svg: dict[int, tuple] = {}
     stack = [dom_root]
     while stack:
         node = stack.pop()
         attrs = node.get("attributes") or []
+        tag = str(node.get("localName") or "").lower()
+        if tag in SVG_SHAPES:  # no HTML element has these names
+            pairs = dict(zip(attrs[::2], attrs[1::2]))
+            svg[node["backendNodeId"]] = (tag, tuple((k, pairs[k]) for k in SVG_ATTRS if pairs.get(k)))
         for name, value in zip(attrs[::2], attrs[1::2]):
             if name == "data-wob_ref" and value.lstrip("-").isdigit() and page.get(int(value)) is not None:
                 refs[node["backendNodeId"]] = int(value)
             elif name == "id" and value in _NOT_TASK:
                 hidden.add(node["backendNodeId"])
         stack.extend(node.get("children") or [])
-    return refs, hidden
+    return refs, hidden, svg
 
 
 def _ax_value(node: dict, key: str) -> Any:
     return (node.get(key) or {}).get("value", "")
 
 
-def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int]) -> list[AXNode]:
+def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int], svg: dict[int, tuple] | None = None) -> list[AXNode]:
+    svg = svg or {}
     by_id = {n["nodeId"]: n for n in nodes}
     roots = [n for n in nodes if not n.get("parentId") or n["parentId"] not in by_id]
     out: list[AXNode] = []
@@ -273,7 +317,8 @@ def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int]) -> list
         if role == "StaticText" and name == parent_name:  # a button's or link's own label, again
             continue
         if not node.get("ignored"):
-            if role not in ("none", "generic", "LabelText") or name or node.get("backendDOMNodeId") in refs:
+            keep = node.get("backendDOMNodeId") in refs or node.get("backendDOMNodeId") in svg
+            if role not in ("none", "generic", "LabelText") or name or keep:
                 props = tuple(
                     (p["name"], p.get("value", {}).get("value"))
                     for p in node.get("properties", [])
@@ -287,6 +332,8 @@ def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int]) -> list
                         ref=refs.get(node.get("backendDOMNodeId")),
                         value=str(_ax_value(node, "value")),
                         properties=props,
+                        tag=svg.get(node.get("backendDOMNodeId"), ("", ()))[0],
+                        attrs=svg.get(node.get("backendDOMNodeId"), ("", ()))[1],
                     )
                 )
                 child_depth, parent_name = depth + 1, name
