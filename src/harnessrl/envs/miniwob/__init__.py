@@ -9,6 +9,7 @@
 from harnessrl.envs.miniwob.browser import EXTRA_CHROMIUM_FLAGS, BrowserError, close_all
 from harnessrl.envs.miniwob.env import TASKS, ActionError, MiniWoBEnv, StepResult, check_task
 from harnessrl.envs.miniwob.oracles import ORACLES, get_oracle
+from harnessrl.envs.miniwob import oracles_more  # noqa: F401  (registers more oracles)
 from harnessrl.envs.miniwob.page import (
     ALLOWED_KEYS,
     MAX_WAIT_MS,
