@@ -35,6 +35,8 @@ from packaging.version import InvalidVersion, Version
 HARNESS_TOOLS = frozenset({"asciinema", "tmux"})
 #: Download tools: the sandbox has no network, so a task installing one but lacking it is no blocker.
 DOWNLOADERS = frozenset({"curl", "wget", "ca-certificates", "gnupg", "gpg", "apt-transport-https", "software-properties-common"})
+#: The sandbox runs harnessrl's own Python (with pip): a task's Python packages are checked against it.
+PYTHON_PROVIDED = frozenset({"python3", "python3-pip", "python3-venv", "python-is-python3", "python3-full"})
 #: Test tooling: run-tests.sh installs these for its own pytest run, which harnessrl replaces.
 TEST_TOOLS = re.compile(r"^(pytest(-[\w-]+)?|pluggy|iniconfig|coverage)$", re.IGNORECASE)
 
@@ -144,6 +146,8 @@ def missing_apt(packages: list[str]) -> tuple[list[str], list[str]]:
             ignored.append(f"{p} (Terminal-Bench's own tooling, not a task dependency)")
         elif apt_installed(p):
             continue
+        elif p in PYTHON_PROVIDED:
+            ignored.append(f"{p} (the sandbox runs harnessrl's Python)")
         elif p in DOWNLOADERS:
             ignored.append(f"{p} (a download tool; the sandbox has no network)")
         else:
