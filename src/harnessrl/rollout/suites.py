@@ -95,3 +95,19 @@ def pick_tasks(suite: Any, names: list[str]) -> list[Any]:
         raise ConfigError(f"suite {getattr(suite, 'name', '?')!r} has no task(s) {unknown}; known: {known}"
                           + (" ..." if len(tasks) > 10 else ""))
     return out
+
+
+#: policies that replay a task's oracle (scripted.Oracle and its faulty variants)
+ORACLE_POLICIES = ("oracle", "oracle-drop", "oracle-break", "oracle-malformed", "oracle-typo")
+
+
+def check_oracle_tasks(policy: str, tasks: list[Any]) -> None:
+    """Refuse, before any episode runs, an oracle policy on tasks that have no oracle (a MiniWoB
+    task without a scripted oracle); every other policy runs every task."""
+    if str(policy).partition(":")[0] not in ORACLE_POLICIES:
+        return
+    missing = [task_id(t) for t in tasks if getattr(t, "has_oracle", True) is False]
+    if missing:
+        raise ConfigError(f"--policy {policy} needs a scripted oracle, and {', '.join(missing[:5])}"
+                          f"{' ...' if len(missing) > 5 else ''} has none; run these tasks with another policy "
+                          "(lm:PATH, endpoint:MODEL), or leave them out of --tasks")

@@ -153,15 +153,28 @@ def test_new_oracles_solve_their_tasks(pool, task):
 @pytest.mark.browser
 @pytest.mark.slow
 def test_eval_cli_runs_a_task_without_an_oracle_with_an_lm(tmp_path):
-    from tests import tiny_lm
+    """`harnessrl eval --suite miniwob --tasks navigate-tree --policy lm:...` runs (a random tiny LM:
+    its replies are counted format errors); --policy oracle on a task without one is refused up front."""
+    from harnessrl.cli import app
+    from harnessrl.policies.tiny import build_tiny_lm
+    from harnessrl.records import RecordStore
+    from tests.tiny_lm import corpus
 
-    model = tiny_lm.build(tmp_path / "lm")
+    model = tmp_path / "lm"
+    build_tiny_lm(model, corpus(), size="micro", vocab_size=400, seed=0, max_positions=16384)  # pages are long
+    store = tmp_path / "store"
     try:
-        result = CliRunner().invoke(
-            __import__("harnessrl.cli", fromlist=["app"]).app,
-            ["eval", "--suite", "miniwob", "--tasks", "navigate-tree", "--harness", "miniwob-html", "--policy", f"lm:{model}",
-             "-o", "max_new_tokens=8", "--workers", "1", "--store", str(tmp_path / "store")], env={"COLUMNS": "200"})
+        result = CliRunner().invoke(app, [
+            "eval", "--suite", "miniwob", "--tasks", "navigate-tree,drag-box", "--harness", "miniwob-html",
+            "--policy", f"lm:{model}", "-o", "max_new_tokens=8", "--workers", "1", "--store", str(store)],
+            env={"COLUMNS": "200"})
+        refused = CliRunner().invoke(app, [
+            "eval", "--suite", "miniwob", "--tasks", "drag-box", "--harness", "miniwob-html", "--policy", "oracle",
+            "--store", str(store)], env={"COLUMNS": "200"})
     finally:
         close_shared_pool()
     assert result.exit_code == 0, result.output
-    assert "navigate-tree" in result.output and "1 episodes" in result.output
+    episodes = {e.context.task_id: e for e in RecordStore(store).episodes()}
+    assert set(episodes) == {"miniwob/navigate-tree", "miniwob/drag-box"}
+    assert all(e.num_turns >= 1 and e.status in ("format_error", "turn_limit", "ok") for e in episodes.values())
+    assert refused.exit_code == 2 and "needs a scripted oracle" in refused.output and "drag-box" in refused.output
