@@ -65,7 +65,7 @@ def _lines(nodes: list[_Node], depth: int, out: list[str]) -> None:
             _lines(children, depth, out)  # layout only: its children move up
             continue
         parts = [f"[{ax.ref}]"] if ax.ref is not None else []
-        parts.append(f"svg-{ax.tag}" if ax.tag else ax.role)  # an SVG shape: its shape, not "image"
+        parts.append(ax.role)  # an SVG shape's role is its shape ("svg-circle"), not Chromium's "image"
         if node.name:
             parts.append(json.dumps(node.name, ensure_ascii=False))
         if ax.value:

@@ -258,49 +258,72 @@ class MiniWoBEnv:
         driver = self._env.instance.driver
         ax = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
         dom = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": False})["root"]
-        refs, hidden, svg = _scan_dom(dom, self._page)
-        return _ax_nodes(ax, refs, hidden, svg)
+        refs, hidden, svgs = _scan_dom(dom, self._page)
+        return _ax_nodes(ax, refs, hidden, svgs)
 
 
 #: Page parts miniwob keeps out of the observation (reward display, the utterance box, overlays).
 _NOT_TASK = frozenset({"reward-display", "sync-task-cover", "click-canvas", "query"})
 
 
-#: SVG elements Chromium reports as bare "image"/"graphics-symbol"/"generic": shape tasks need
-#: the shape (the tag) and what tells shapes apart (colour, size, class), so these are kept.
+#: SVG: Chromium's tree shows a drawing as one bare "image" (its shapes are ignored nodes) or its
+#: shapes as "graphics-symbol"/"generic" without their shape. Shape tasks need the shape (the tag)
+#: and what tells shapes apart (colour, size, class), so an <svg> is listed from the DOM instead.
 SVG_SHAPES = frozenset({"circle", "rect", "ellipse", "polygon", "polyline", "path", "line", "text"})
 SVG_ATTRS = ("class", "fill", "stroke", "r", "width", "height", "font-size")
 
 
-def _scan_dom(dom_root: dict, page: Page) -> tuple[dict[int, int], set[int], dict[int, tuple]]:
+def _text_of(node: dict) -> str:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.get("nodeType") == 3:
+            out.append(n.get("nodeValue", ""))
+        stack.extend(reversed(n.get("children") or []))
+    return " ".join("".join(out).split())
+
+
+def _scan_dom(dom_root: dict, page: Page) -> tuple[dict[int, int], set[int], dict[int, list[tuple]]]:
     """backendNodeId -> miniwob ref for elements on `page`; backendNodeIds of the non-task parts;
-    backendNodeId -> (tag, ((attr, value), ...)) for SVG shapes."""
+    <svg> backendNodeId -> its shapes [(backendNodeId, tag, ((attr, value), ...), text)] in page order."""
     refs: dict[int, int] = {}
     hidden: set[int] = set()
-    svg: dict[int, tuple] = {}
-    stack = [dom_root]
+    svgs: dict[int, list[tuple]] = {}
+    stack: list[tuple[dict, int | None]] = [(dom_root, None)]
     while stack:
-        node = stack.pop()
+        node, svg_root = stack.pop()
         attrs = node.get("attributes") or []
+        pairs = dict(zip(attrs[::2], attrs[1::2]))
         tag = str(node.get("localName") or "").lower()
-        if tag in SVG_SHAPES:  # no HTML element has these names
-            pairs = dict(zip(attrs[::2], attrs[1::2]))
-            svg[node["backendNodeId"]] = (tag, tuple((k, pairs[k]) for k in SVG_ATTRS if pairs.get(k)))
-        for name, value in zip(attrs[::2], attrs[1::2]):
-            if name == "data-wob_ref" and value.lstrip("-").isdigit() and page.get(int(value)) is not None:
-                refs[node["backendNodeId"]] = int(value)
-            elif name == "id" and value in _NOT_TASK:
-                hidden.add(node["backendNodeId"])
-        stack.extend(node.get("children") or [])
-    return refs, hidden, svg
+        if tag == "svg" and svg_root is None:
+            svg_root = node["backendNodeId"]
+            svgs[svg_root] = []
+        elif svg_root is not None and tag in SVG_SHAPES:
+            keep = tuple((k, pairs[k]) for k in SVG_ATTRS if pairs.get(k))
+            svgs[svg_root].append((node["backendNodeId"], tag, keep, _text_of(node) if tag == "text" else ""))
+        ref = pairs.get("data-wob_ref", "")
+        if ref.lstrip("-").isdigit() and page.get(int(ref)) is not None:
+            refs[node["backendNodeId"]] = int(ref)
+        if pairs.get("id") in _NOT_TASK:
+            hidden.add(node["backendNodeId"])
+        stack.extend((child, svg_root) for child in reversed(node.get("children") or []))
+    return refs, hidden, svgs
+
+
+def _svg_nodes(root_id: int, shapes: list[tuple], refs: dict[int, int], depth: int) -> list[AXNode]:
+    out = [AXNode(role="svg", name="", depth=depth, ref=refs.get(root_id), tag="svg")]
+    out.extend(AXNode(role=f"svg-{tag}", name=text, depth=depth + 1, ref=refs.get(bid), tag=tag, attrs=attrs)
+               for bid, tag, attrs, text in shapes)
+    return out
 
 
 def _ax_value(node: dict, key: str) -> Any:
     return (node.get(key) or {}).get("value", "")
 
 
-def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int], svg: dict[int, tuple] | None = None) -> list[AXNode]:
-    svg = svg or {}
+def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int], svgs: dict[int, list[tuple]] | None = None
+              ) -> list[AXNode]:
+    svgs = svgs or {}
     by_id = {n["nodeId"]: n for n in nodes}
     roots = [n for n in nodes if not n.get("parentId") or n["parentId"] not in by_id]
     out: list[AXNode] = []
@@ -316,9 +339,11 @@ def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int], svg: di
         name = str(_ax_value(node, "name")).strip()
         if role == "StaticText" and name == parent_name:  # a button's or link's own label, again
             continue
+        if node.get("backendDOMNodeId") in svgs:  # a drawing: its shapes from the DOM, not Chromium's roles
+            out.extend(_svg_nodes(node["backendDOMNodeId"], svgs[node["backendDOMNodeId"]], refs, depth))
+            continue
         if not node.get("ignored"):
-            keep = node.get("backendDOMNodeId") in refs or node.get("backendDOMNodeId") in svg
-            if role not in ("none", "generic", "LabelText") or name or keep:
+            if role not in ("none", "generic", "LabelText") or name or node.get("backendDOMNodeId") in refs:
                 props = tuple(
                     (p["name"], p.get("value", {}).get("value"))
                     for p in node.get("properties", [])
@@ -332,8 +357,6 @@ def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int], svg: di
                         ref=refs.get(node.get("backendDOMNodeId")),
                         value=str(_ax_value(node, "value")),
                         properties=props,
-                        tag=svg.get(node.get("backendDOMNodeId"), ("", ()))[0],
-                        attrs=svg.get(node.get("backendDOMNodeId"), ("", ()))[1],
                     )
                 )
                 child_depth, parent_name = depth + 1, name
