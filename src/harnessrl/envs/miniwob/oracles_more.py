@@ -51,7 +51,7 @@ def _descendants(page: Page, ref: int, cls: str) -> list:
     out, stack = [], [ref]
     while stack:
         for child in page.children(stack.pop()):
-            if child.actionable and cls in child.classes.split():
+            if child.actionable and (not cls or cls in child.classes.split()):
                 out.append(child)
             stack.append(child.ref)
     return out
@@ -94,8 +94,8 @@ def click_collapsible_2(page: Page) -> WebAction | None:
         at = siblings.index(active[0])
         panel = siblings[at + 1] if at + 1 < len(siblings) else None
         if panel is None or "ui-accordion-content" not in panel.classes.split() or \
-                not _descendants(page, panel.ref, cls="alink"):
-            return SETTLE  # the section is still opening: its links are not on the page yet
+                not (panel.text or page.children(panel.ref)):
+            return SETTLE  # the section is still opening: its content is not on the page yet
     untried = [h for h in headers if not h.tampered and h not in active]
     return _click(first(untried))
 
@@ -108,10 +108,12 @@ def use_autocomplete(page: Page) -> WebAction | None:
     if box is None:
         return None
     value = box.value or ""
-    if value.startswith(start) and value.endswith(end) and len(value) >= len(start) + len(end) - 1:
-        return _click(submit_button(page))
     items = [e for e in page.elements if e.actionable and "ui-menu-item-wrapper" in e.classes.split()]
     match = first([e for e in items if e.text.startswith(start) and e.text.endswith(end)])
+    # jQuery UI announces the menu in a live region: once it has, the menu was shown (and picked from)
+    announced = any(_descendants(page, r.ref, cls="") or r.text for r in find(page, cls="ui-helper-hidden-accessible"))
+    if value.startswith(start) and value.endswith(end) and (value != start or (announced and match is None)):
+        return _click(submit_button(page))  # ("Sud", "udan") -> "Sudan"; ("Chad", "had") -> "Chad"
     if match is not None:
         return Click(match.ref)
     if not value:
