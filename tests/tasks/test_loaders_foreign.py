@@ -201,3 +201,10 @@ def test_asking_for_a_rejected_task_names_the_reason(tmp_path: Path):
     result = CliRunner().invoke(app, ["eval", "--policy", "oracle", "--suite", str(root), "--tasks", "old-numpy",
                                       "--store", str(tmp_path / "store")], env={"COLUMNS": "250"})
     assert result.exit_code == 2 and "pins numpy==1.0" in result.output and "Traceback" not in result.output
+
+
+def test_suite_lookup_of_a_rejected_task_names_the_reason(tmp_path: Path):
+    suite = load_suite(_mixed(tmp_path))
+    with pytest.raises(KeyError, match="'downloads' .* was not loaded: solution.sh needs the network"):
+        suite["downloads"]
+    assert suite["fine"].name == "fine"
