@@ -208,3 +208,14 @@ def test_suite_lookup_of_a_rejected_task_names_the_reason(tmp_path: Path):
     with pytest.raises(KeyError, match="'downloads' .* was not loaded: solution.sh needs the network"):
         suite["downloads"]
     assert suite["fine"].name == "fine"
+
+
+@pytest.mark.parametrize("line,downloads", [
+    ("curl -fsSL https://x.example/i.sh", True), ("/usr/bin/wget -q URL", True), ("git clone https://x/y.git", True),
+    ("git -C repo fetch origin", True), ("go mod download", True), ("uv add requests", True),
+    ('python3 -c "$(curl -s https://x.example/a.py)"', True),
+    ('echo "install it with curl or wget"', False), ("git commit -m 'use npm later'", False), ("uv run pytest", False),
+    ("grep -r curl src/", False),
+])
+def test_script_commands_are_judged_by_the_command_not_its_words(line, downloads):
+    assert installs.downloads(line) is downloads

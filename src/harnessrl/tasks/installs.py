@@ -224,3 +224,24 @@ def shell_commands(script: str) -> list[str]:
             continue
         lines.append(re.sub(r"\s+#.*$", "", line))
     return [c.strip() for c in re.split(r"&&|\|\||;|\||\n", "\n".join(lines)) if c.strip()]
+
+
+_DOWNLOAD_TOOLS = frozenset({"curl", "wget", "npm", "npx", "yarn", "pnpm", "pipx", "rustup", "snap", "conda", "mamba",
+                             "uvx", "add-apt-repository", "aria2c"})
+_DOWNLOAD_SUBCOMMANDS = {"git": {"clone", "fetch", "pull", "submodule"}, "go": {"get", "install", "mod"},
+                         "gem": {"install"}, "cargo": {"install", "add", "fetch"}, "uv": {"add", "sync", "tool"},
+                         "docker": {"pull", "run", "build"}}
+
+
+def downloads(command: str) -> bool:
+    """Does this one command (from shell_commands) fetch from the network? Judged by the command
+    itself, not by words in its arguments: `echo "install with curl"` downloads nothing."""
+    words = command_words(command)
+    if not words:
+        return False
+    tool = words[0].rsplit("/", 1)[-1]
+    if tool in _DOWNLOAD_TOOLS:
+        return True
+    if tool in _DOWNLOAD_SUBCOMMANDS and set(words[1:4]) & _DOWNLOAD_SUBCOMMANDS[tool]:  # `git -C dir fetch`
+        return True
+    return bool(re.search(r"(\$\(|`)\s*(curl|wget)\b", command))  # $(curl ...) inside another command

@@ -117,7 +117,7 @@ def _check_script(text: str, name: str, pins: Pins, notes: list[str]) -> None:
     for command in installs.shell_commands(text):
         if _check_install(command, notes, pins, where=f"{name} "):
             continue
-        if _NETWORK.search(command):
+        if installs.downloads(command):
             raise Rejected(f"{name} needs the network: {command!r}",
                            f"rewrite {name} to work offline, or {_OFFLINE_FIX}")
 
