@@ -7,7 +7,8 @@ oracle answers `Wait(...)` and looks again, as a person would.
 
 Some MiniWoB tasks are variants of a task already solved here with the same page structure
 (`-nodelay`, `-transfer`, `click-tab-2-easy/medium/hard`); they reuse its oracle, and
-each is still checked on its own pages (tests and `python -m harnessrl.envs.miniwob.validate`).
+each is still checked on its own pages (tests, and 20 seeds per harness with
+`harnessrl eval --suite miniwob --policy oracle --harness miniwob-html,miniwob-axtree --seeds 20`).
 """
 
 from __future__ import annotations
