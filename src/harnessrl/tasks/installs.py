@@ -186,8 +186,8 @@ def check_pin(spec: str) -> PinProblem | None:
     if ok:
         return None
     return PinProblem(spec, f"pins {spec}; this host has {req.name} {have}",
-                      f"pip install '{spec}' into the interpreter harnessrl runs with, or load with pins=loose "
-                      "to run against the host's version knowingly")
+                      f"pip install '{spec}' into the interpreter harnessrl runs with, or run against the host's "
+                      'version knowingly: pins = "loose" in suite.toml (tasks check --pins loose)')
 
 
 def requirement_name(spec: str) -> str:
