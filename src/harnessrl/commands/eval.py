@@ -49,6 +49,7 @@ def eval_command(
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
     from harnessrl.evaluate.run import plan_eval, run_eval
+    from harnessrl.rollout.suites import check_oracle_tasks
     from harnessrl.policies.registry import PolicySpec, check_policy
     from harnessrl.records import RecordStore
 
@@ -59,6 +60,7 @@ def eval_command(
         spec = PolicySpec.parse(policy, _options(policy_option))
         check_policy(spec)
         plan = plan_eval(suite, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
+        check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
         s = RecordStore(store or default_store())
         console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                       f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "

@@ -38,7 +38,7 @@ def create(
         return
     from harnessrl.evaluate.seal import create_seal
     from harnessrl.harness.base import make_harness
-    from harnessrl.rollout.suites import load_suite, task_id
+    from harnessrl.rollout.suites import load_suite, pick_tasks
 
     if not name:
         raise fail("give --name for the new seal (or a subcommand: verify, list)")
@@ -47,12 +47,7 @@ def create(
         if _split(tasks):
             if not suite:
                 raise fail("--tasks needs --suite")
-            s = load_suite(suite)
-            by = {task_id(t): t for t in s} | {getattr(t, "name", task_id(t)): t for t in s}
-            missing = [t for t in _split(tasks) if t not in by]
-            if missing:
-                raise fail(f"suite {suite!r} has no task(s) {missing}")
-            chosen = [by[t] for t in _split(tasks)]
+            chosen = pick_tasks(load_suite(suite), _split(tasks))  # a rejected task's reason, not "no task"
         hs = [make_harness(h) for h in _split(harness)]
         seal = create_seal(name, tasks=chosen, harnesses=hs, suite=suite or "", directory=seals, note=note)
     console.print(f"sealed {len(chosen)} tasks and {len(hs)} harnesses -> {seal.path}\nmanifest sha256 {seal.hash}")

@@ -28,7 +28,7 @@ from harnessrl.harness.base import Harness, builtin_specs, make_harness
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.records import RecordStore
 from harnessrl.rollout.backends import Job, run_jobs
-from harnessrl.rollout.suites import load_suite, task_id
+from harnessrl.rollout.suites import load_suite, pick_tasks, task_id
 
 
 @dataclass
@@ -112,11 +112,7 @@ def plan_eval(suite: str | Any, harnesses: Sequence[str] = ("all",), seeds: int 
         if seal.harness_ids:
             harnesses = sorted(seal.harness_ids)
     if tasks:
-        by_id = {task_id(t): t for t in all_tasks} | {getattr(t, "name", task_id(t)): t for t in all_tasks}
-        unknown = [t for t in tasks if t not in by_id]
-        if unknown:
-            raise ConfigError(f"suite {getattr(suite_obj, 'name', suite)!r} has no task(s) {unknown}")
-        all_tasks = [by_id[t] for t in tasks]
+        all_tasks = pick_tasks(suite_obj, list(tasks))  # names a rejected task's reason
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     if not seed_list:
         raise ConfigError("at least one seed is needed")

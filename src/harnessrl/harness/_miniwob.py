@@ -5,7 +5,9 @@ A style only decides how a page is shown (`render_page`), how a reply becomes a 
 (`parse`) and how an intent is written (`render_intent`). Tools, the same in both styles:
     click(ref)        click the element with that ref
     type(ref, text)   click/focus the element, then type the text
-    press(key)        press a key: "Enter", "ArrowDown", "a", "C-a" (ctrl+a) ...
+    press(key)        press a key: "Enter", "ArrowDown", "a", "C-a" (ctrl+a) ...; a key miniwob
+                      cannot press (Escape, Home ...) is a format_error naming the allowed keys
+    wait(ms)          do nothing for ms (default 500, at most 5000), then see the page again
     stop()            give up; the episode ends unfinished
 An unknown ref or key is a `tool_error` observation (the page is shown again); a reply that
 does not parse is a `format_error`. The episode ends when MiniWoB says so (the task was
@@ -18,17 +20,33 @@ MiniWoB scores a time-out) with raw_reward None and outcome "unfinished".
 spec.options:
     time_limit_s   the task's time limit per episode (default: the page's own, 10 s in most);
                    policies slower than a person (an LM on a CPU) need more
+    settle_ms      pause after every action before the page is read (raw miniwob's wait_ms;
+                   default 0), so animated pages (accordions, autocomplete menus) are not stale
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from harnessrl.envs.miniwob import ActionError, Click, Page, PressKey, Type, WebAction, get_oracle, success_of, task_name
-from harnessrl.harness.base import Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
+from harnessrl.envs.miniwob import (
+    ALLOWED_KEYS,
+    MAX_WAIT_MS,
+    ActionError,
+    Click,
+    Page,
+    PressKey,
+    Type,
+    Wait,
+    WebAction,
+    get_oracle,
+    success_of,
+    task_name,
+)
+from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
 from harnessrl.policies.scripted import register_planner
 
-TOOLS = ("click", "type", "press", "stop")
+TOOLS = ("click", "type", "press", "wait", "stop")
+DEFAULT_WAIT_MS = 500
 KEY_ALIASES = {"enter": "<Enter>", "return": "<Enter>", "tab": "<Tab>", "space": "<Space>", "backspace": "<Backspace>",
                "delete": "<Delete>", "escape": "<Escape>", "esc": "<Escape>", "up": "<ArrowUp>", "down": "<ArrowDown>",
                "left": "<ArrowLeft>", "right": "<ArrowRight>"}
@@ -46,6 +64,18 @@ def normalize_key(key: str) -> str:
     return key
 
 
+def check_key(key: str) -> FormatError | None:
+    """None if miniwob can press `key`; else a format error naming what it can press."""
+    if normalize_key(key) in ALLOWED_KEYS:
+        return None
+    named = " ".join(shown_key(k) for k in ALLOWED_KEYS if k.startswith("<") and not k.startswith("<Numpad"))
+    return FormatError(f"MiniWoB cannot press {key!r}; keys: {named}, letters, digits, punctuation, C-<letter>")
+
+
+def check_wait(ms: int) -> FormatError | None:
+    return None if 0 < ms <= MAX_WAIT_MS else FormatError(f"wait {ms} ms: wait between 1 and {MAX_WAIT_MS} ms")
+
+
 def shown_key(key: str) -> str:
     return key[1:-1] if len(key) > 2 and key.startswith("<") and key.endswith(">") else key
 
@@ -55,6 +85,8 @@ def action_of(call: ToolCall) -> WebAction:
         return Click(int(call.args["ref"]))
     if call.name == "type":
         return Type(int(call.args["ref"]), str(call.args["text"]))
+    if call.name == "wait":
+        return Wait(int(call.args.get("ms", DEFAULT_WAIT_MS)))
     return PressKey(normalize_key(str(call.args["key"])))
 
 
@@ -63,6 +95,8 @@ def intent_of(action: WebAction) -> Intent:
         return Intent("click", ref=action.ref)
     if isinstance(action, Type):
         return Intent("type", ref=action.ref, text=action.text)
+    if isinstance(action, Wait):
+        return Intent("wait", ms=action.ms)
     return Intent("keys", keystrokes=action.key)
 
 
@@ -102,7 +136,7 @@ class MiniWoBSession(Session):
         if call.name == "stop":
             return self.end_turn(text, "", tool_calls=[call], tool_result="stopped by the agent", done=True)
         try:
-            result = self.env.step(action_of(call))
+            result = self.env.step(action_of(call), settle_ms=float(self.opt("settle_ms", 0) or 0))
         except ActionError as err:
             obs = self.harness.render_error(str(err), self)
             return self.end_turn(text, obs, tool_calls=[call], tool_result=str(err), status="tool_error")

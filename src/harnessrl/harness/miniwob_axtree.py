@@ -13,6 +13,7 @@ its text shows that text as its name. Reply with exactly one tool call (Hermes/Q
     <tool_call>{"name": "click", "arguments": {"ref": 6}}</tool_call>
     <tool_call>{"name": "type", "arguments": {"ref": 5, "text": "hello"}}</tool_call>
     <tool_call>{"name": "press", "arguments": {"key": "Enter"}}</tool_call>
+    <tool_call>{"name": "wait", "arguments": {"ms": 500}}</tool_call>    (ms optional, default 500)
     <tool_call>{"name": "stop", "arguments": {}}</tool_call>
 
 spec.options: time_limit_s (see _miniwob).
@@ -25,11 +26,12 @@ import re
 from dataclasses import dataclass, field
 
 from harnessrl.envs.miniwob import AXNode
-from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, shown_key
+from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, check_key, check_wait, shown_key
 from harnessrl.harness.base import FormatError, Intent, Session, ToolCall, register_style
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-PARAMS = {"click": {"ref": int}, "type": {"ref": int, "text": str}, "press": {"key": str}, "stop": {}}
+PARAMS = {"click": {"ref": int}, "type": {"ref": int, "text": str}, "press": {"key": str}, "wait": {"ms": int}, "stop": {}}
+OPTIONAL = {"wait": {"ms"}}
 CONTAINERS = ("generic", "none", "LabelText", "paragraph", "Section", "group")
 SHOWN_PROPS = ("checked", "selected", "expanded", "focused", "disabled")
 
@@ -63,11 +65,12 @@ def _lines(nodes: list[_Node], depth: int, out: list[str]) -> None:
             _lines(children, depth, out)  # layout only: its children move up
             continue
         parts = [f"[{ax.ref}]"] if ax.ref is not None else []
-        parts.append(ax.role)
+        parts.append(ax.role)  # an SVG shape's role is its shape ("svg-circle"), not Chromium's "image"
         if node.name:
             parts.append(json.dumps(node.name, ensure_ascii=False))
         if ax.value:
             parts.append(f"value={json.dumps(ax.value, ensure_ascii=False)}")
+        parts.extend(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in ax.attrs)
         for key, value in ax.properties:
             if key == "checked" or (key in SHOWN_PROPS and value not in (None, False, "false")):
                 parts.append(f"{key}={str(value).lower()}")
@@ -111,16 +114,19 @@ class MiniWoBAXTreeHarness(MiniWoBHarness):
         if not isinstance(args, dict):
             return FormatError(f"the arguments of {name} must be a JSON object")
         params = PARAMS[name]
-        extra, missing = set(args) - set(params), set(params) - set(args)
+        extra, missing = set(args) - set(params), set(params) - set(args) - OPTIONAL.get(name, set())
         if extra or missing:
             return FormatError(f"{name} takes {sorted(params) or 'no arguments'}"
                                + (f"; missing {sorted(missing)}" if missing else "")
                                + (f"; unexpected {sorted(extra)}" if extra else ""))
         for key, typ in params.items():
+            if key not in args:
+                continue  # an optional argument left out
             ok = isinstance(args[key], typ) and not isinstance(args[key], bool)
             if not ok:
                 return FormatError(f"{name}.{key} must be {'an integer' if typ is int else 'a string'}")
-        return [ToolCall(name, dict(args))]
+        bad = check_key(args["key"]) if name == "press" else check_wait(args["ms"]) if "ms" in args else None
+        return bad if bad is not None else [ToolCall(name, dict(args))]
 
     def render_intent(self, intent: Intent, session: Session | None) -> str:
         a = intent.args
@@ -130,6 +136,8 @@ class MiniWoBAXTreeHarness(MiniWoBHarness):
             name, args = "type", {"ref": a["ref"], "text": a["text"]}
         elif intent.kind == "keys":
             name, args = "press", {"key": shown_key(a["keystrokes"])}
+        elif intent.kind == "wait":
+            name, args = "wait", {"ms": a["ms"]}
         elif intent.kind == "finish":
             name, args = "stop", {}
         else:

@@ -10,7 +10,8 @@ A <select> lists its options. Reply with exactly one action line (other lines ar
 
     CLICK <ref>
     TYPE <ref> "<text>"        (a JSON string: \\" and \\\\ escape)
-    PRESS <key>                (Enter, Tab, ArrowDown, a, C-a ...)
+    PRESS <key>                (Enter, Tab, ArrowDown, a, C-a ...; miniwob's keys only)
+    WAIT [<ms>]                (do nothing for ms, default 500, then see the page again)
     STOP
 
 spec.options: time_limit_s (see _miniwob), show_classes (default true).
@@ -22,31 +23,45 @@ import json
 import re
 
 from harnessrl.envs.miniwob import Element, Page
-from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, shown_key
+from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, check_key, check_wait, shown_key
 from harnessrl.harness.base import FormatError, Intent, Session, ToolCall, register_style
 
 # Upper-case only, at the start of a line: prose ("Click the button first") is not an action.
-COMMAND = re.compile(r"^\s*(CLICK|TYPE|PRESS|STOP)\b(.*)$", re.MULTILINE)
+COMMAND = re.compile(r"^\s*(CLICK|TYPE|PRESS|WAIT|STOP)\b(.*)$", re.MULTILINE)
 REF = r"\[?(\d+)\]?"
 ARGS = {
     "click": re.compile(rf"^\s*{REF}\s*$"),
     "type": re.compile(rf'^\s*{REF}\s+("(?:[^"\\]|\\.)*")\s*$'),
     "press": re.compile(r"^\s*(\S+)\s*$"),
+    "wait": re.compile(r"^\s*(\d{1,6})?\s*(?:ms)?\s*$"),
     "stop": re.compile(r"^\s*$"),
 }
-SYNTAX = {"click": "CLICK <ref>", "type": 'TYPE <ref> "<text>"', "press": "PRESS <key>", "stop": "STOP"}
+SYNTAX = {"click": "CLICK <ref>", "type": 'TYPE <ref> "<text>"', "press": "PRESS <key>", "wait": "WAIT [<ms>]",
+          "stop": "STOP"}
 
 
 def _attr(name: str, value: str) -> str:
     return f' {name}="{value}"' if value else ""
 
 
-def element_line(e: Element, show_classes: bool = True) -> list[str]:
+def _selected(select: Element | None, text: str) -> bool:
+    if select is None:
+        return False
+    return text in select.value if select.multiple else text == select.value
+
+
+def element_line(e: Element, show_classes: bool = True, page: Page | None = None) -> list[str]:
+    """One element's lines. A select lists its options once: as its own lines for a drop-down,
+    as the option elements miniwob already lists for a list box (`multiple`)."""
     indent = "  " * e.depth
     if not e.actionable:
         return [f"{indent}{e.text}"]
     tag, kind = (e.tag.split("_", 1) + [""])[:2]
     attrs = (f' type="{kind}"' if kind else "") + _attr("id", e.id) + (_attr("class", e.classes) if show_classes else "")
+    if tag == "select" and e.multiple:
+        attrs += " multiple"
+    if tag == "option" and page is not None and _selected(page.get(e.parent), e.text):
+        attrs += " selected"
     if tag == "input" and kind in ("checkbox", "radio"):
         attrs += " checked" if e.value else ""
     elif tag == "input":
@@ -55,7 +70,9 @@ def element_line(e: Element, show_classes: bool = True) -> list[str]:
         attrs += " focused"
     head = f"{indent}[{e.ref}] <{tag}{attrs}>"
     if tag == "select":
-        return [head] + [f"{indent}  <option{' selected' if o == e.value else ''}>{o}</option>" for o in e.options]
+        if page is not None and any(c.tag == "option" for c in page.children(e.ref)):
+            return [head]  # the options follow as elements with refs
+        return [head] + [f"{indent}  <option{' selected' if _selected(e, o) else ''}>{o}</option>" for o in e.options]
     if tag == "input":
         return [head]
     if tag == "textarea":
@@ -64,7 +81,7 @@ def element_line(e: Element, show_classes: bool = True) -> list[str]:
 
 
 def page_text(page: Page, show_classes: bool = True) -> str:
-    return "\n".join(line for e in page.elements for line in element_line(e, show_classes))
+    return "\n".join(line for e in page.elements for line in element_line(e, show_classes, page))
 
 
 @register_style
@@ -99,7 +116,12 @@ class MiniWoBHtmlHarness(MiniWoBHarness):
                 return FormatError(f"the text of TYPE is not a valid quoted string: {err.msg}")
             return [ToolCall("type", {"ref": int(m.group(1)), "text": typed})]
         if name == "press":
-            return [ToolCall("press", {"key": m.group(1)})]
+            bad = check_key(m.group(1))
+            return bad if bad is not None else [ToolCall("press", {"key": m.group(1)})]
+        if name == "wait":
+            args = {"ms": int(m.group(1))} if m.group(1) else {}
+            bad = check_wait(args["ms"]) if args else None
+            return bad if bad is not None else [ToolCall("wait", args)]
         return [ToolCall("stop", {})]
 
     def render_intent(self, intent: Intent, session: Session | None) -> str:
@@ -110,6 +132,8 @@ class MiniWoBHtmlHarness(MiniWoBHarness):
             return f"TYPE {a['ref']} {json.dumps(a['text'], ensure_ascii=False)}"
         if intent.kind == "keys":
             return f"PRESS {shown_key(a['keystrokes'])}"
+        if intent.kind == "wait":
+            return f"WAIT {a['ms']}"
         if intent.kind == "finish":
             return "STOP"
         raise ValueError(f"miniwob_html cannot express a {intent.kind!r} intent")

@@ -60,3 +60,54 @@ def load_suite(name: str | Path) -> Any:
 
 def task_id(task: Any) -> str:
     return getattr(task, "task_id", None) or task.id
+
+
+def pick_tasks(suite: Any, names: list[str]) -> list[Any]:
+    """The named tasks (names or ids) of a loaded suite, in the given order.
+
+    A suite that can open tasks beyond those it lists (MiniWoB++: any task of the benchmark,
+    not just those with an oracle) answers through its `find(name)`. A name the loader
+    rejected is reported with the loader's reason and fix, not as an unknown name."""
+    tasks = list(suite)
+    by_id = {task_id(t): t for t in tasks} | {getattr(t, "name", task_id(t)): t for t in tasks}
+    find = getattr(suite, "find", None)
+    out, unknown = [], []
+    for name in names:
+        if name in by_id:
+            out.append(by_id[name])
+            continue
+        try:
+            found = find(name) if find is not None else None
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        if found is not None:
+            out.append(found)
+            continue
+        bare = name.rsplit("/", 1)[-1]
+        rejection = next((r for r in getattr(suite, "rejected", ()) if Path(r.path).name == bare), None)
+        if rejection is not None:
+            fix = f"; fix: {rejection.fix}" if getattr(rejection, "fix", "") else ""
+            raise ConfigError(f"task {name!r} of suite {getattr(suite, 'name', '?')!r} was not loaded: {rejection.reason}{fix} "
+                              f"(`harnessrl tasks check {getattr(suite, 'root', 'DIR')}` lists every task)")
+        unknown.append(name)
+    if unknown:
+        known = ", ".join(sorted(getattr(t, "name", task_id(t)) for t in tasks)[:10])
+        raise ConfigError(f"suite {getattr(suite, 'name', '?')!r} has no task(s) {unknown}; known: {known}"
+                          + (" ..." if len(tasks) > 10 else ""))
+    return out
+
+
+#: policies that replay a task's oracle (scripted.Oracle and its faulty variants)
+ORACLE_POLICIES = ("oracle", "oracle-drop", "oracle-break", "oracle-malformed", "oracle-typo")
+
+
+def check_oracle_tasks(policy: str, tasks: list[Any]) -> None:
+    """Refuse, before any episode runs, an oracle policy on tasks that have no oracle (a MiniWoB
+    task without a scripted oracle); every other policy runs every task."""
+    if str(policy).partition(":")[0] not in ORACLE_POLICIES:
+        return
+    missing = [task_id(t) for t in tasks if getattr(t, "has_oracle", True) is False]
+    if missing:
+        raise ConfigError(f"--policy {policy} needs a scripted oracle, and {', '.join(missing[:5])}"
+                          f"{' ...' if len(missing) > 5 else ''} has none; run these tasks with another policy "
+                          "(lm:PATH, endpoint:MODEL), or leave them out of --tasks")

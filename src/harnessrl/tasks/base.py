@@ -266,6 +266,7 @@ class Rejection:
 
     path: Path
     reason: str
+    fix: str = ""  # what would make it load ("" when the loader has no advice)
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,10 @@ class Suite:
         for t in self.tasks:
             if key in (t.id, t.name):
                 return t
+        for r in self.rejected:
+            if key.rsplit("/", 1)[-1] == r.path.name:
+                raise KeyError(f"task {key!r} of suite {self.name!r} was not loaded: {r.reason}"
+                               + (f"; fix: {r.fix}" if r.fix else ""))
         raise KeyError(f"suite {self.name!r} has no task {key!r}; known: {', '.join(t.name for t in self.tasks[:10])}...")
 
     @property

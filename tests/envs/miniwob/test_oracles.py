@@ -1,5 +1,6 @@
 """Scripted oracles on real pages: every oracle task solved on a few seeds here (the full
-20-seed validation is `python -m harnessrl.envs.miniwob.validate`), records keep both rewards."""
+20-seed validation is `harnessrl eval --suite miniwob --policy oracle --harness miniwob-html,miniwob-axtree
+--seeds 20`), records keep both rewards."""
 
 from __future__ import annotations
 

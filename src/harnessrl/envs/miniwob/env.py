@@ -24,7 +24,18 @@ from miniwob.environment import MiniWoBEnvironment
 from miniwob.fields import FIELD_EXTRACTORS, get_field_extractor
 
 from harnessrl.envs.miniwob.browser import MINIWOB_TASK_DIR, ManagedInstance
-from harnessrl.envs.miniwob.page import AXNode, Click, Element, Page, PressKey, Type, WebAction, elements_from_dom
+from harnessrl.envs.miniwob.page import (
+    MAX_WAIT_MS,
+    AXNode,
+    Click,
+    Element,
+    Page,
+    PressKey,
+    Type,
+    Wait,
+    WebAction,
+    elements_from_dom,
+)
 
 #: Every MiniWoB++ task this miniwob install ships (FlightWoB excluded: it needs an HTTP server).
 TASKS: tuple[str, ...] = tuple(sorted(p.stem for p in MINIWOB_TASK_DIR.glob("*.html") if p.stem in FIELD_EXTRACTORS))
@@ -33,7 +44,8 @@ TASKS: tuple[str, ...] = tuple(sorted(p.stem for p in MINIWOB_TASK_DIR.glob("*.h
 _SELECTS_JS = """
 return Array.from(document.querySelectorAll('select'))
   .filter(s => s.dataset.wob_ref !== undefined && s.dataset.wob_eps === 'e' + WOB_EPISODE_ID)
-  .map(s => [+s.dataset.wob_ref, Array.from(s.options).map(o => o.text), s.selectedIndex]);
+  .map(s => [+s.dataset.wob_ref, Array.from(s.options).map(o => o.text), s.selectedIndex, s.multiple,
+              Array.from(s.selectedOptions).map(o => o.text)]);
 """
 
 
@@ -72,7 +84,7 @@ class _Environment(MiniWoBEnvironment):
 class MiniWoBEnv:
     """One browser, one MiniWoB task at a time. Use as a context manager or call `close()`."""
 
-    def __init__(self, task: str, *, screenshots: bool = False, data_mode: str = "train") -> None:
+    def __init__(self, task: str, *, screenshots: bool = False, data_mode: str = "train", settle_ms: float = 0.0) -> None:
         self._task = check_task(task)
         self._env = _Environment(
             subdomain=task, action_space_config="all_supported", data_mode=data_mode
@@ -86,6 +98,9 @@ class MiniWoBEnv:
         self._keys = list(self._env.action_space_config.allowed_keys)
         self._page: Page | None = None
         self._done = True
+        #: pause after each action before the page is read (raw miniwob's wait_ms): lets
+        #: animations (accordions, menus) finish so the observation is not stale
+        self.settle_ms = float(settle_ms)
         self.episode_start = 0.0
         self._read_time_limit()
 
@@ -150,9 +165,17 @@ class MiniWoBEnv:
         self._page = self._make_page(obs, info, done=False)
         return self._page
 
-    def step(self, action: WebAction) -> StepResult:
+    def step(self, action: WebAction, settle_ms: float | None = None) -> StepResult:
+        """Run `action`, pause `settle_ms` (default: `self.settle_ms`), read the page.
+        `Wait(ms)` runs no action: it pauses `ms`, then reads the page (MiniWoB's clock runs on)."""
         self._check(action)
-        obs, reward, done, _, info = self._env.step(self._to_miniwob(action))
+        settle = self.settle_ms if settle_ms is None else float(settle_ms)
+        if settle < 0:
+            raise ValueError(f"settle_ms must be >= 0, got {settle}")
+        if isinstance(action, Wait):
+            time.sleep(action.ms / 1000.0)
+        self._env.instance.wait_ms = settle  # miniwob's own pause between perform and observe
+        obs, reward, done, _, info = self._env.step(None if isinstance(action, Wait) else self._to_miniwob(action))
         self._done = bool(done)
         self._page = self._make_page(obs, info, done=self._done)
         return StepResult(
@@ -182,13 +205,18 @@ class MiniWoBEnv:
         )
 
     def _with_select_options(self, elements: tuple[Element, ...]) -> tuple[Element, ...]:
-        """miniwob's DOM walk skips <option>s (they have no box); an HTML view needs them."""
+        """A select's option texts, selection and `multiple` flag. miniwob's DOM walk skips the
+        <option>s of a drop-down (they have no box) but lists those of a list box (`multiple`,
+        `size`) as elements of their own; `value` is the selected text, or for `multiple` the
+        tuple of selected texts."""
         selects = {
-            ref: (tuple(options), options[index] if 0 <= index < len(options) else "")
-            for ref, options, index in self._env.instance.driver.execute_script(_SELECTS_JS)
+            ref: (tuple(options), tuple(chosen) if multiple else (options[index] if 0 <= index < len(options) else ""),
+                  bool(multiple))
+            for ref, options, index, multiple, chosen in self._env.instance.driver.execute_script(_SELECTS_JS)
         }
         return tuple(
-            replace(e, options=selects[e.ref][0], value=selects[e.ref][1]) if e.ref in selects else e
+            replace(e, options=selects[e.ref][0], value=selects[e.ref][1], multiple=selects[e.ref][2])
+            if e.ref in selects else e
             for e in elements
         )
 
@@ -204,6 +232,9 @@ class MiniWoBEnv:
         elif isinstance(action, PressKey):
             if action.key not in self._keys:
                 raise ActionError(f"unsupported key {action.key!r}; allowed: {' '.join(self._keys[:12])} ...")
+        elif isinstance(action, Wait):
+            if not 0 < action.ms <= MAX_WAIT_MS:
+                raise ActionError(f"wait {action.ms} ms: wait between 1 and {MAX_WAIT_MS} ms")
         else:
             raise ActionError(f"not a MiniWoB action: {action!r}")
 
@@ -227,36 +258,72 @@ class MiniWoBEnv:
         driver = self._env.instance.driver
         ax = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
         dom = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": False})["root"]
-        refs, hidden = _scan_dom(dom, self._page)
-        return _ax_nodes(ax, refs, hidden)
+        refs, hidden, svgs = _scan_dom(dom, self._page)
+        return _ax_nodes(ax, refs, hidden, svgs)
 
 
 #: Page parts miniwob keeps out of the observation (reward display, the utterance box, overlays).
 _NOT_TASK = frozenset({"reward-display", "sync-task-cover", "click-canvas", "query"})
 
 
-def _scan_dom(dom_root: dict, page: Page) -> tuple[dict[int, int], set[int]]:
-    """backendNodeId -> miniwob ref for elements on `page`; backendNodeIds of the non-task parts."""
+#: SVG: Chromium's tree shows a drawing as one bare "image" (its shapes are ignored nodes) or its
+#: shapes as "graphics-symbol"/"generic" without their shape. Shape tasks need the shape (the tag)
+#: and what tells shapes apart (colour, size, class), so an <svg> is listed from the DOM instead.
+SVG_SHAPES = frozenset({"circle", "rect", "ellipse", "polygon", "polyline", "path", "line", "text"})
+SVG_ATTRS = ("class", "fill", "stroke", "r", "width", "height", "font-size")
+
+
+def _text_of(node: dict) -> str:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.get("nodeType") == 3:
+            out.append(n.get("nodeValue", ""))
+        stack.extend(reversed(n.get("children") or []))
+    return " ".join("".join(out).split())
+
+
+def _scan_dom(dom_root: dict, page: Page) -> tuple[dict[int, int], set[int], dict[int, list[tuple]]]:
+    """backendNodeId -> miniwob ref for elements on `page`; backendNodeIds of the non-task parts;
+    <svg> backendNodeId -> its shapes [(backendNodeId, tag, ((attr, value), ...), text)] in page order."""
     refs: dict[int, int] = {}
     hidden: set[int] = set()
-    stack = [dom_root]
+    svgs: dict[int, list[tuple]] = {}
+    stack: list[tuple[dict, int | None]] = [(dom_root, None)]
     while stack:
-        node = stack.pop()
+        node, svg_root = stack.pop()
         attrs = node.get("attributes") or []
-        for name, value in zip(attrs[::2], attrs[1::2]):
-            if name == "data-wob_ref" and value.lstrip("-").isdigit() and page.get(int(value)) is not None:
-                refs[node["backendNodeId"]] = int(value)
-            elif name == "id" and value in _NOT_TASK:
-                hidden.add(node["backendNodeId"])
-        stack.extend(node.get("children") or [])
-    return refs, hidden
+        pairs = dict(zip(attrs[::2], attrs[1::2]))
+        tag = str(node.get("localName") or "").lower()
+        if tag == "svg" and svg_root is None:
+            svg_root = node["backendNodeId"]
+            svgs[svg_root] = []
+        elif svg_root is not None and tag in SVG_SHAPES:
+            keep = tuple((k, pairs[k]) for k in SVG_ATTRS if pairs.get(k))
+            svgs[svg_root].append((node["backendNodeId"], tag, keep, _text_of(node) if tag == "text" else ""))
+        ref = pairs.get("data-wob_ref", "")
+        if ref.lstrip("-").isdigit() and page.get(int(ref)) is not None:
+            refs[node["backendNodeId"]] = int(ref)
+        if pairs.get("id") in _NOT_TASK:
+            hidden.add(node["backendNodeId"])
+        stack.extend((child, svg_root) for child in reversed(node.get("children") or []))
+    return refs, hidden, svgs
+
+
+def _svg_nodes(root_id: int, shapes: list[tuple], refs: dict[int, int], depth: int) -> list[AXNode]:
+    out = [AXNode(role="svg", name="", depth=depth, ref=refs.get(root_id), tag="svg")]
+    out.extend(AXNode(role=f"svg-{tag}", name=text, depth=depth + 1, ref=refs.get(bid), tag=tag, attrs=attrs)
+               for bid, tag, attrs, text in shapes)
+    return out
 
 
 def _ax_value(node: dict, key: str) -> Any:
     return (node.get(key) or {}).get("value", "")
 
 
-def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int]) -> list[AXNode]:
+def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int], svgs: dict[int, list[tuple]] | None = None
+              ) -> list[AXNode]:
+    svgs = svgs or {}
     by_id = {n["nodeId"]: n for n in nodes}
     roots = [n for n in nodes if not n.get("parentId") or n["parentId"] not in by_id]
     out: list[AXNode] = []
@@ -271,6 +338,9 @@ def _ax_nodes(nodes: list[dict], refs: dict[int, int], hidden: set[int]) -> list
             continue
         name = str(_ax_value(node, "name")).strip()
         if role == "StaticText" and name == parent_name:  # a button's or link's own label, again
+            continue
+        if node.get("backendDOMNodeId") in svgs:  # a drawing: its shapes from the DOM, not Chromium's roles
+            out.extend(_svg_nodes(node["backendDOMNodeId"], svgs[node["backendDOMNodeId"]], refs, depth))
             continue
         if not node.get("ignored"):
             if role not in ("none", "generic", "LabelText") or name or node.get("backendDOMNodeId") in refs:

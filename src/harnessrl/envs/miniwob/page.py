@@ -6,7 +6,7 @@ only, each with a `ref` that stays fixed for the episode) plus the utterance and
 the node is an element miniwob can act on.
 
 Actions are harness-neutral: `Click(ref)`, `Type(ref, text)` (focus the element, then type),
-`PressKey(key)`. Each harness gives them its own syntax; the env turns them into miniwob actions.
+`PressKey(key)`, `Wait(ms)` (let an animation finish, then look again). Each harness gives them its own syntax; the env turns them into miniwob actions.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from miniwob.constants import WEBDRIVER_SPECIAL_KEYS
+from miniwob.constants import DEFAULT_ALLOWED_KEYS, WEBDRIVER_SPECIAL_KEYS
 from miniwob.dom import DOMElement
 
 
@@ -37,7 +37,8 @@ class Element:
     focused: bool
     tampered: bool  # clicked/focused/typed into during this episode
     is_leaf: bool
-    options: tuple[str, ...] = ()  # <select> only: option texts (value = the selected one)
+    options: tuple[str, ...] = ()  # <select> only: option texts (value = the selected one; all selected if multiple)
+    multiple: bool = False  # <select multiple>
 
     @property
     def actionable(self) -> bool:
@@ -55,6 +56,8 @@ class AXNode:
     ref: int | None  # the miniwob ref of the DOM element behind it, when it has one on the page
     value: str = ""
     properties: tuple[tuple[str, Any], ...] = ()  # e.g. ("checked", "true"), ("focused", True)
+    tag: str = ""  # SVG shapes only: the element ("circle", "rect", "polygon", "text" ...)
+    attrs: tuple[tuple[str, str], ...] = ()  # SVG shapes only: class, fill, size attributes
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +138,19 @@ class PressKey:
     key: str
 
 
-WebAction = Union[Click, Type, PressKey]
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Do nothing for `ms` milliseconds, then look again (animations, menus that open late)."""
+
+    ms: int = 500
+
+
+WebAction = Union[Click, Type, PressKey, Wait]
 SPECIAL_KEYS = tuple(WEBDRIVER_SPECIAL_KEYS)
+#: The keys miniwob's action space can press (its "all_supported" preset); WebDriver knows more
+#: (Escape, Home, End ...) but miniwob refuses them, so a harness refuses them at parse time.
+ALLOWED_KEYS = tuple(DEFAULT_ALLOWED_KEYS)
+MAX_WAIT_MS = 5000
 
 
 def action_to_dict(action: WebAction) -> dict[str, Any]:
@@ -147,4 +161,6 @@ def action_to_dict(action: WebAction) -> dict[str, Any]:
         return {"action": "type", "ref": action.ref, "text": action.text}
     if isinstance(action, PressKey):
         return {"action": "press", "key": action.key}
+    if isinstance(action, Wait):
+        return {"action": "wait", "ms": action.ms}
     raise TypeError(f"not a MiniWoB action: {action!r}")

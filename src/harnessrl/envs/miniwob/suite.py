@@ -50,7 +50,8 @@ def miniwob_tasks(names: list[str] | None = None) -> list[MiniWoBTask]:
 
 @dataclass(frozen=True)
 class MiniWoBSuite:
-    """The registered suite `miniwob` (rollout.suites): every MiniWoB task with a scripted oracle."""
+    """The registered suite `miniwob` (rollout.suites): iterates over the tasks with a scripted
+    oracle (the default task list); `find(name)` opens any other MiniWoB++ task (--tasks NAME)."""
 
     tasks: tuple[MiniWoBTask, ...]
     name: str = SUITE
@@ -62,6 +63,11 @@ class MiniWoBSuite:
 
     def __len__(self) -> int:
         return len(self.tasks)
+
+    def find(self, name: str) -> MiniWoBTask:
+        """Any MiniWoB++ task by name or id, listed here or not (the listed ones are those a
+        scripted oracle solves; any policy other than the oracle can run every task)."""
+        return MiniWoBTask(name.removeprefix(f"{SUITE}/"))
 
 
 def load_suite(names: list[str] | None = None) -> MiniWoBSuite:
