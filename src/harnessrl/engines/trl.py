@@ -67,7 +67,7 @@ class TRLEngine:
         tokenizer = load_tokenizer(cfg.policy.model)
         # 2. The trainer.
         from datasets import Dataset
-        from trl import GRPOConfig, GRPOTrainer
+        from trl import GRPOConfig
 
         rows = dataset_rows([task_id_of(t) for t in self.tasks], [h.id for h in self.harnesses], self.plan.grouping)
         self.rollout = HarnessRollout(
@@ -79,7 +79,7 @@ class TRLEngine:
             from peft import LoraConfig
 
             peft_config = LoraConfig(**self.plan.lora)
-        self.trainer = GRPOTrainer(model=cfg.policy.model, reward_funcs=[harness_reward],
+        self.trainer = _trainer_class()(model=cfg.policy.model, reward_funcs=[harness_reward],
                                    args=GRPOConfig(**self.plan.args), train_dataset=Dataset.from_list(rows),
                                    processing_class=tokenizer, peft_config=peft_config, rollout_func=self.rollout)
 
@@ -127,6 +127,31 @@ class TRLEngine:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(now, indent=2))
         os.replace(tmp, path)
+
+
+def _trainer_class() -> type:
+    """GRPOTrainer whose row sampler shuffles from (seed, epoch).
+
+    TRL's RepeatSampler draws every epoch from one generator, so a run resumed from a checkpoint
+    restarts that stream and trains on other rows than the uninterrupted run would have; the
+    Trainer calls `set_epoch` on resume, and here that reseeds the stream, so a resumed run draws
+    the same rows (and, with our per-step sampling seeds, the same episodes).
+    """
+    from trl import GRPOTrainer
+    from trl.trainer.utils import RepeatSampler
+
+    class EpochRepeatSampler(RepeatSampler):
+        def set_epoch(self, epoch: int) -> None:
+            if self.shuffle:
+                self.generator.manual_seed(int(self.seed or 0) * 1_000_003 + int(epoch))
+
+    class HarnessGRPOTrainer(GRPOTrainer):
+        def _get_train_sampler(self, dataset: Any = None) -> Any:
+            base = super()._get_train_sampler(dataset)
+            return EpochRepeatSampler(base.data_source, base.mini_repeat_count, base.batch_size, base.repeat_count,
+                                      base.shuffle, base.seed)
+
+    return HarnessGRPOTrainer
 
 
 def main(argv: list[str] | None = None) -> int:
