@@ -52,10 +52,11 @@ class TRLEngine:
         self.cfg = cfg
         self.run_dir = Path(cfg.run_dir)
         self.run_id = cfg.run_id or self.run_dir.name
-        state = PartialState()
+        cuda = torch.cuda.is_available()
+        state = PartialState(cpu=not cuda)  # under torchrun / accelerate launch: joins the process group (gloo on CPU)
         self.is_main = state.is_main_process
         # 1. Bad input fails here, before any model is loaded.
-        self.plan: TRLPlan = translate(cfg, state.num_processes, cuda=torch.cuda.is_available())
+        self.plan: TRLPlan = translate(cfg, state.num_processes, cuda=cuda)
         self.harnesses = harnesses or [self._harness(h) for h in cfg.harnesses]
         self.tasks = tasks if tasks is not None else load_tasks(cfg.suite, cfg.tasks)
         check_trainable(self.tasks, self.harnesses, cfg.seals_dir)
