@@ -218,6 +218,9 @@ class HarnessRollout:
             policy.reseed(seed_for(self.seed, step, 1 + rank))
             key = f"{self.run_id}-u{step:05d}-r{rank}-"
             episodes = run_group(policy, items, run_id=self.run_id, key_prefix=key, open_env=self.open_env)
+            drain = getattr(policy.engine, "drain", None)
+            if drain is not None:  # vLLM server mode: stay in the ranks' lockstep rounds until all are done
+                drain()
             for i, ep in enumerate(episodes):
                 resets = policy.pop_resets(f"{key}{i}")
                 if resets:
