@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,7 +99,9 @@ class TRLEngine:
         if last and not resume:
             raise ConfigError(f"{self.run_dir} already holds a checkpoint ({Path(last).name}); pass --resume or use a new run_dir")
         self._check_config(resume=bool(last))
+        t0 = time.perf_counter()
         self.trainer.train(resume_from_checkpoint=last if resume else None)
+        self._summary(time.perf_counter() - t0)
         rows = self.metric_rows()
         if self.is_main:
             self.trainer.save_model(str(self.run_dir / "final"))
@@ -112,6 +115,20 @@ class TRLEngine:
             if "reward" in entry:
                 rows.append({"update": int(entry["step"]), **{k: v for k, v in entry.items() if k != "step"}})
         return rows
+
+    def _summary(self, wall: float) -> None:
+        """Per process: steps, wall time, peak memory (GPU and resident) -> <run_dir>/engine_summary-rank<r>.json."""
+        import resource
+
+        import torch
+
+        acc = self.trainer.accelerator
+        out = {"rank": acc.process_index, "world_size": acc.num_processes, "global_step": self.trainer.state.global_step,
+               "wall_s": round(wall, 3), "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
+               "peak_gpu_gib": round(torch.cuda.max_memory_allocated() / 2**30, 3) if torch.cuda.is_available() else None,
+               "device": str(acc.device)}
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / f"engine_summary-rank{acc.process_index}.json").write_text(json.dumps(out, indent=2))
 
     def _check_config(self, resume: bool) -> None:
         if not self.is_main:
