@@ -67,6 +67,7 @@ class TRLEngine:
         check_model_path(cfg.policy.model)
         _quiet_transformers()
         tokenizer = load_tokenizer(cfg.policy.model)
+        self._preflight(tokenizer, open_env)
         # 2. The trainer.
         from datasets import Dataset
         from trl import GRPOConfig
@@ -90,6 +91,29 @@ class TRLEngine:
         if self.cfg.max_turns is not None:
             h.spec = h.spec.model_copy(update={"max_turns": self.cfg.max_turns})
         return h
+
+    def _preflight(self, tokenizer: Any, open_env: Callable[[Any, int], Any] | None) -> None:
+        """Every harness's first prompt (on the longest instruction) plus a turn must fit the window (as native)."""
+        from transformers import AutoConfig
+
+        from harnessrl.policies.chat import ChatEncoder
+        from harnessrl.rollout.envs import open_env as default_open_env
+
+        window = getattr(AutoConfig.from_pretrained(self.cfg.policy.model), "max_position_embeddings", None) or 4096
+        budget = min(self.cfg.policy.max_context_tokens or window, window)
+        encoder = ChatEncoder(tokenizer, name=f"model {self.cfg.policy.model!r}")
+        task = max(self.tasks, key=lambda t: len(getattr(t, "instruction", "") or ""))
+        for h in self.harnesses:
+            env = (open_env or default_open_env)(task, 0)
+            try:
+                n = len(encoder.encode_text(encoder.render(h.open(task, env, 0).messages, add_generation_prompt=True)))
+            finally:
+                env.close()
+            if n + self.cfg.policy.max_new_tokens > budget:
+                raise ConfigError(
+                    f"harness {h.id!r}: its first prompt takes {n} tokens and a turn may add max_new_tokens="
+                    f"{self.cfg.policy.max_new_tokens}, more than the {budget}-token context of {self.cfg.policy.model!r}; "
+                    "shorten the harness prompt, lower policy.max_new_tokens, or use a model with a longer window")
 
     def run(self, resume: bool = False) -> list[dict[str, Any]]:
         """Train `updates` steps (continuing from the newest checkpoint when resume); returns the metric rows."""
