@@ -34,7 +34,8 @@ def test_gspo_cross_is_sequence_level_with_groups_over_harnesses():
 
 def test_minibatches_and_micro_batches_become_steps_per_generation():
     a = translate(cfg(minibatches=2, epochs=2, trl={"per_device_train_batch_size": 3})).args
-    assert (a["per_device_train_batch_size"], a["gradient_accumulation_steps"], a["steps_per_generation"], a["num_iterations"]) == (3, 4, 8, 2)
+    shape = ("per_device_train_batch_size", "gradient_accumulation_steps", "steps_per_generation", "num_iterations")
+    assert tuple(a[k] for k in shape) == (3, 4, 8, 2)
     assert "generation_batch_size" not in a
 
 

@@ -82,9 +82,10 @@ class TRLEngine:
             from peft import LoraConfig
 
             peft_config = LoraConfig(**self.plan.lora)
-        self.trainer = _trainer_class()(model=cfg.policy.model, reward_funcs=[harness_reward],
-                                   args=GRPOConfig(**self.plan.args), train_dataset=Dataset.from_list(rows),
-                                   processing_class=tokenizer, peft_config=peft_config, rollout_func=self.rollout)
+        self.trainer = _trainer_class()(
+            model=cfg.policy.model, reward_funcs=[harness_reward], args=GRPOConfig(**self.plan.args),
+            train_dataset=Dataset.from_list(rows), processing_class=tokenizer, peft_config=peft_config,
+            rollout_func=self.rollout)
 
     def _harness(self, spec: str) -> Harness:
         h = make_harness(spec)
@@ -121,7 +122,8 @@ class TRLEngine:
 
         last = get_last_checkpoint(str(self.run_dir)) if self.run_dir.is_dir() else None
         if last and not resume:
-            raise ConfigError(f"{self.run_dir} already holds a checkpoint ({Path(last).name}); pass --resume or use a new run_dir")
+            raise ConfigError(f"{self.run_dir} already holds a checkpoint ({Path(last).name}); "
+                              "pass --resume or use a new run_dir")
         self._check_config(resume=bool(last))
         t0 = time.perf_counter()
         self.trainer.train(resume_from_checkpoint=last if resume else None)

@@ -4,10 +4,10 @@
     plan = translate(cfg, world_size=2)                   # TRLPlan: GRPOConfig kwargs, LoraConfig, row layout
 
 A run file written for `harnessrl train agent` runs unchanged under the TRL engine when every key
-it sets has a TRL equivalent. Every key is either mapped (`MAPPED`), checked against what TRL does
-(`FIXED`: accepted at the value TRL hard-codes), or refused with a `ConfigError` naming the key and
-the fix. A key the user never set keeps its meaning through its default; a key the user *did* set
-is never dropped in silence.
+it sets has a TRL equivalent (the table in docs/scale.md). Every key is mapped, accepted only at
+the value TRL hard-codes (adv_eps 1e-4, kl_estimator k3), or refused with a `ConfigError` naming
+the key and the fix. A key the user never set keeps its meaning through its default; a key the
+user *did* set is never dropped in silence.
 
 Grouping on TRL's rows: TRL puts `num_generations` consecutive rollouts of one dataset row in an
 advantage group. `within` makes one row per (task, harness) with `group_size` rollouts; `cross`
@@ -36,27 +36,13 @@ DEFAULT_AGG = {"grpo": "token-mean", "gspo": "seq-mean-token-mean"}
 #: TRL divides centred rewards by (std + 1e-4); the native default eps is 1e-6.
 TRL_ADV_EPS = 1e-4
 
-#: Keys with a TRL equivalent (documentation for users and the refusal messages).
-MAPPED = {
-    "objective": "importance_sampling_level (grpo: token, gspo: sequence)",
-    "clip_low": "epsilon", "clip_high": "epsilon_high", "loss_agg": "loss_type (token-mean: dapo, seq-mean-token-mean: grpo)",
-    "kl_coef": "beta (k3 estimator)", "lr": "learning_rate", "weight_decay": "weight_decay",
-    "max_grad_norm": "max_grad_norm", "scheduler": "lr_scheduler_type", "warmup_steps": "warmup_steps",
-    "epochs": "num_iterations", "minibatches": "steps_per_generation", "updates": "max_steps",
-    "group_size": "num_generations", "tasks_per_update": "generation_batch_size",
-    "adv_scale": "scale_rewards", "seed": "seed", "run_dir": "output_dir", "tensorboard": "report_to",
-    "wandb": "report_to", "policy.lora_rank": "peft LoraConfig.r", "policy.lora_alpha": "LoraConfig.lora_alpha",
-    "policy.lora_dropout": "LoraConfig.lora_dropout", "policy.lora_target_modules": "LoraConfig.target_modules",
-    "policy.temperature": "temperature", "policy.top_p": "top_p", "policy.top_k": "top_k",
-    "policy.dtype": "model_init_kwargs.dtype + bf16",
-}
-
 
 class TRLOptions(Config):
     """Settings only the TRL engine has (the `trl:` block of a run file)."""
 
     use_vllm: bool = Field(False, description="Generate with vLLM (weights synced by TRL before each rollout).")
-    vllm_mode: Literal["colocate", "server"] = Field("colocate", description="colocate: in each training process; server: `trl vllm-serve`.")
+    vllm_mode: Literal["colocate", "server"] = Field(
+        "colocate", description="colocate: in each training process; server: `trl vllm-serve`.")
     vllm_server_base_url: str | None = Field(None, description="server mode: e.g. http://127.0.0.1:8000")
     vllm_gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
     gradient_checkpointing: bool = Field(True, description="Recompute activations in backward (TRL's default).")

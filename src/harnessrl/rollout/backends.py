@@ -215,7 +215,8 @@ def _run_ray(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: s
     try:
         cluster_gpus = float(ray.cluster_resources().get("GPU", 0))
         gpus = worker_gpus(policy, gpus_per_worker, cluster_gpus)
-        n = min(workers, len(parts), int(cluster_gpus // gpus) if gpus else workers)  # an actor Ray cannot place would hold its chunk forever
+        # an actor Ray cannot place would hold its chunk forever: no more actors than GPUs allow
+        n = min(workers, len(parts), int(cluster_gpus // gpus) if gpus else workers)
         actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
         actors = [actor_cls.remote(policy) for _ in range(n)]
         queue = list(parts)
