@@ -69,3 +69,20 @@ def test_a_first_prompt_longer_than_the_window_fails_before_training(tmp_path):
                        harnesses=["toy-a"], group_size=2, tasks_per_update=1)
     with pytest.raises(ConfigError, match="harness 'toy-a': its first prompt takes .* max_new_tokens=500"):
         TRLEngine(cfg, tasks=toy.tasks(), harnesses=[toy.harness("toy-a")], open_env=toy.open_env)
+
+
+def test_a_sealed_harness_is_refused_before_any_model_loads(tmp_path):
+    import pytest
+
+    from harnessrl.engines.trl import TRLEngine
+    from harnessrl.engines.trl_config import TRLRunConfig
+    from harnessrl.evaluate.seal import SealedError, create_seal
+    from harnessrl.policies.lm import LMConfig
+    from tests.train import toy
+
+    hs = [toy.harness("toy-a"), toy.harness("toy-b")]
+    create_seal("held-out", harnesses=[hs[1]], directory=tmp_path / "seals")
+    cfg = TRLRunConfig(policy=LMConfig(model=str(tmp_path / "no-model-needed")), run_dir=str(tmp_path / "run"),
+                       harnesses=["toy-a", "toy-b"], group_size=2, tasks_per_update=1, seals_dir=str(tmp_path / "seals"))
+    with pytest.raises(SealedError, match="toy-b"):
+        TRLEngine(cfg, tasks=toy.tasks(), harnesses=hs, open_env=toy.open_env)
