@@ -21,6 +21,7 @@ def test_grpo_within_maps_to_token_level_dapo():
     assert (a["importance_sampling_level"], a["loss_type"], a["epsilon"], a["epsilon_high"]) == ("token", "dapo", 0.2, 0.28)
     assert a["num_generations"] == 4 and a["generation_batch_size"] == 3 * 2 * 4 and plan.rows_per_update == 6
     assert (a["beta"], a["learning_rate"], a["max_steps"], a["temperature"]) == (0.02, 3e-5, 7, 0.7)
+    assert a["use_bias_correction_kl"] is False  # TRL's default multiplies the KL term by the ratio; native k3 does not
     assert plan.lora == {"r": 32, "lora_alpha": 64, "lora_dropout": 0.0, "target_modules": "all-linear", "task_type": "CAUSAL_LM"}
 
 

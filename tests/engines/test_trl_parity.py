@@ -93,3 +93,40 @@ def test_trl_step_matches_native_trainer(model_dir, tmp_path, grouping, objectiv
     assert sum(float(g.abs().sum()) for g in native_grads.values()) > 1e-3, "a zero gradient would make this vacuous"
     for name, g in native_grads.items():
         torch.testing.assert_close(trl_grads[name], g, atol=1e-5, rtol=1e-4, msg=name)
+
+
+@pytest.mark.parametrize("grouping, objective", [("within", "grpo"), ("cross", "gspo")])
+def test_kl_term_matches_away_from_the_reference(model_dir, tmp_path, grouping, objective):
+    """beta > 0 (k3 to the starting weights): one native update first moves the policy off its
+    reference, the TRL model gets those weights, and the KL-regularised loss and gradients agree.
+    (This caught TRL 1.16's default use_bias_correction_kl=True: the same loss value, a different
+    KL gradient; the engine turns it off to keep the native k3 term.)"""
+    common = dict(harnesses=HARNESSES, group_size=3, tasks_per_update=3, updates=2, grouping=grouping,
+                  objective=objective, lr=3e-2, max_grad_norm=1e9, adv_eps=1e-4, kl_coef=0.5)
+    policy = LMConfig(model=str(model_dir), max_new_tokens=8)
+    native = AgentTrainer(AgentTrainConfig(policy=policy, run_dir=str(tmp_path / "native"), **common),
+                          tasks=toy.tasks(), harnesses=harnesses(), open_env=toy.open_env)
+    native.step(0)  # online update 0: the weights leave the reference
+    episodes = native._collect(1)
+    collect, served = replay(episodes, grouping)
+    engine = TRLEngine(TRLRunConfig(policy=policy, run_dir=str(tmp_path / "trl"), trl={"gradient_checkpointing": False},
+                                    **common), tasks=toy.tasks(), harnesses=harnesses(), open_env=toy.open_env,
+                       collect=collect)
+    trainer = engine.trainer
+    trainer.model.load_state_dict(native.policy.model.state_dict())
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = trainer.args.gradient_accumulation_steps
+    scored = trainer._generate_and_score_completions(next(iter(trainer.get_train_dataloader())))
+    trl_loss = trainer.compute_loss(trainer.model, scored)
+    trl_loss.backward()
+    kl = trainer._metrics["train"]["kl"][-1]
+    native.frozen = episodes
+    native.cfg.offline_correction = "none"
+    native.policy.model.zero_grad(set_to_none=True)
+    row = native.step(1)
+    assert row["kl"] > 1e-4 and abs(kl - row["kl"]) <= 1e-5, (kl, row["kl"])  # the KL term is really there
+    assert abs(float(trl_loss.detach()) - row["loss"]) <= 1e-5, (float(trl_loss.detach()), row["loss"])
+    trl_grads = {n: p.grad for n, p in trainer.model.named_parameters() if p.grad is not None}
+    for name, p in native.policy.model.named_parameters():
+        if p.grad is not None:
+            torch.testing.assert_close(trl_grads[name], p.grad, atol=1e-5, rtol=1e-4, msg=lambda m, n=name: f"{n}: {m}")
