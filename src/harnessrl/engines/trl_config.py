@@ -162,8 +162,11 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
         "gradient_accumulation_steps": accum, "num_iterations": cfg.epochs,
         "importance_sampling_level": IS_LEVEL[cfg.objective], "loss_type": LOSS_TYPES[agg],
         "epsilon": clip_low, "epsilon_high": clip_high, "beta": cfg.kl_coef, "scale_rewards": cfg.adv_scale,
-        # TRL 1.16 multiplies the KL term by the ratio by default (same value, another gradient); ours is plain k3
-        "use_bias_correction_kl": False,
+        # Pinned so the loss stays the native one if TRL's defaults move (1.16 already multiplies the KL term
+        # by the ratio by default: the same value, another gradient; ours is plain k3).
+        "use_bias_correction_kl": False, "mask_truncated_completions": False, "top_entropy_quantile": 1.0,
+        "entropy_coef": 0.0, "off_policy_mask_threshold": None, "delta": None,
+        "multi_objective_aggregation": "sum_then_normalize",
         "temperature": cfg.policy.temperature, "top_p": cfg.policy.top_p, "top_k": cfg.policy.top_k,
         "max_completion_length": cfg.trl.max_completion_length or cfg.policy.max_new_tokens,
         "bf16": dtype == "bfloat16", "fp16": False, "use_cpu": not cuda,
