@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from harnessrl.cli import app
@@ -9,6 +10,7 @@ from harnessrl.records import RecordStore
 from tests import tiny_lm
 
 
+@pytest.mark.slow
 def test_train_agent_engine_trl_runs_on_a_real_suite(tmp_path):
     model = tiny_lm.build(tmp_path)
     args = ["train", "agent", "--engine", "trl", "--model", str(model), "--run-dir", str(tmp_path / "run"),
