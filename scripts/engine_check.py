@@ -13,7 +13,7 @@ updates 1-2, then `--resume` to update 3. Then it checks, and exits 1 if any che
 The last line is one JSON object: wall time per phase, peak memory per rank, reward per update.
 
 The real-model check after merging the SmolLM2 work (issue 18) is
-    python scripts/engine_check.py --model "$(harnessrl models path smollm2-135m)"   # or the installed folder
+    python scripts/engine_check.py --model <the folder `harnessrl models install smollm2-135m` wrote>
 and `scripts/gpu_check.sh` runs it on a GPU with bf16, vLLM and ZeRO-2.
 """
 
