@@ -95,15 +95,16 @@ def test_trl_step_matches_native_trainer(model_dir, tmp_path, grouping, objectiv
         torch.testing.assert_close(trl_grads[name], g, atol=1e-5, rtol=1e-4, msg=name)
 
 
-@pytest.mark.parametrize("grouping, objective", [("within", "grpo"), ("cross", "gspo")])
-def test_kl_term_matches_away_from_the_reference(model_dir, tmp_path, grouping, objective):
+@pytest.mark.parametrize("grouping, objective, lora_rank", [("within", "grpo", 0), ("cross", "gspo", 0), ("cross", "grpo", 4)])
+def test_kl_term_matches_away_from_the_reference(model_dir, tmp_path, grouping, objective, lora_rank):
     """beta > 0 (k3 to the starting weights): one native update first moves the policy off its
     reference, the TRL model gets those weights, and the KL-regularised loss and gradients agree.
+    With LoRA the reference is the adapter disabled on both sides, and only the adapter trains.
     (This caught TRL 1.16's default use_bias_correction_kl=True: the same loss value, a different
     KL gradient; the engine turns it off to keep the native k3 term.)"""
     common = dict(harnesses=HARNESSES, group_size=3, tasks_per_update=3, updates=2, grouping=grouping,
                   objective=objective, lr=3e-2, max_grad_norm=1e9, adv_eps=1e-4, kl_coef=0.5)
-    policy = LMConfig(model=str(model_dir), max_new_tokens=8)
+    policy = LMConfig(model=str(model_dir), max_new_tokens=8, lora_rank=lora_rank)
     native = AgentTrainer(AgentTrainConfig(policy=policy, run_dir=str(tmp_path / "native"), **common),
                           tasks=toy.tasks(), harnesses=harnesses(), open_env=toy.open_env)
     native.step(0)  # online update 0: the weights leave the reference
@@ -127,6 +128,8 @@ def test_kl_term_matches_away_from_the_reference(model_dir, tmp_path, grouping, 
     assert row["kl"] > 1e-4 and abs(kl - row["kl"]) <= 1e-5, (kl, row["kl"])  # the KL term is really there
     assert abs(float(trl_loss.detach()) - row["loss"]) <= 1e-5, (float(trl_loss.detach()), row["loss"])
     trl_grads = {n: p.grad for n, p in trainer.model.named_parameters() if p.grad is not None}
+    native_trained = {n for n, p in native.policy.model.named_parameters() if p.grad is not None}
+    assert native_trained == set(trl_grads) and all(("lora_" in n) == bool(lora_rank) for n in native_trained)
     for name, p in native.policy.model.named_parameters():
         if p.grad is not None:
             torch.testing.assert_close(trl_grads[name], p.grad, atol=1e-5, rtol=1e-4, msg=lambda m, n=name: f"{n}: {m}")
