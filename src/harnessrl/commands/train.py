@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from harnessrl.commands.common import console, user_errors
+from harnessrl.config import ConfigError
 
 app = typer.Typer(help="Train policies.", no_args_is_help=True)
 
@@ -19,12 +20,19 @@ def agent(
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="Shortcut for --set policy.lora_rank=..."),
     run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Checkpoint, metrics table and final adapter."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the run folder's checkpoint (exactly, even after kill -9)."),
+    engine: str = typer.Option("native", "--engine", help="native (this process) | trl (TRL GRPOTrainer: accelerate, "
+                               "DeepSpeed/FSDP, vLLM; many processes: accelerate launch -m harnessrl.engines.trl)."),
 ) -> None:
     """GRPO / GSPO / RLOO / PPO on multi-turn episodes, Within or Cross grouping, KL to the adapter-disabled model."""
     from harnessrl.config import load_config
     from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
     from harnessrl.train.metrics import live_line
 
+    if engine not in ("native", "trl"):
+        with user_errors():
+            raise ConfigError(f"--engine {engine!r}: choose native or trl")
+    if engine == "trl":
+        return _trl(config, overrides, model, lora_rank, run_dir, resume)
     with user_errors():
         sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
                                                              ("run_dir", run_dir)) if v is not None]
@@ -32,6 +40,27 @@ def agent(
         trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
+        trainer.run(resume=resume)
+    console.print(f"metrics: {Path(cfg.run_dir) / 'metrics.csv'}  adapter/weights: {Path(cfg.run_dir) / 'final'}  "
+                  f"episodes: {cfg.store or Path(cfg.run_dir) / 'store'}")
+
+
+def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank: int | None, run_dir: Path | None,
+         resume: bool) -> None:
+    """The same run file inside TRL's GRPOTrainer, in this process (engines/trl.py)."""
+    from harnessrl.config import load_config
+    from harnessrl.engines.trl import TRLEngine
+    from harnessrl.engines.trl_config import TRLRunConfig
+
+    with user_errors():
+        sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
+                                                             ("run_dir", run_dir)) if v is not None]
+        cfg = load_config(TRLRunConfig, config, sets)
+        trainer = TRLEngine(cfg)
+        for note in trainer.plan.notes:
+            console.print(f"note: {note}", highlight=False)
+        console.print(f"agent RL (engine trl): {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} "
+                      f"harness(es), {len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
         trainer.run(resume=resume)
     console.print(f"metrics: {Path(cfg.run_dir) / 'metrics.csv'}  adapter/weights: {Path(cfg.run_dir) / 'final'}  "
                   f"episodes: {cfg.store or Path(cfg.run_dir) / 'store'}")

@@ -11,6 +11,10 @@ an episode depends only on (policy, harness, task, seed) — so the same seeds g
 results locally and on Ray. `on_chunk` sees each finished chunk at once (to append it to the
 record store: a crash loses at most the chunks in flight).
 
+Ray actors are GPU-aware: an LM policy's actor asks Ray for `gpus_per_worker` GPUs (default: 1
+when the cluster has GPUs, else 0), so its model loads on the GPU Ray assigns it
+(CUDA_VISIBLE_DEVICES); other policies ask for none unless told.
+
 Ray: the driver starts a local Ray (`num_cpus=workers`, no dashboard, usage stats off) unless
 an `address` is given. Ray probes outside addresses when it starts, so a local Ray is refused
 unless this process is in a loopback-only network namespace (or HARNESSRL_RAY_ALLOW_NETWORK=1).
@@ -83,10 +87,14 @@ def chunks(jobs: Sequence[Job], group_size: int) -> list[list[Job]]:
 
 def run_jobs(policy: PolicySpec, jobs: Sequence[Job], *, backend: str = "local", workers: int = 1,
              group_size: int = 1, run_id: str = "", address: str | None = None,
-             on_chunk: Callable[[list[Episode]], None] | None = None) -> list[Episode]:
+             on_chunk: Callable[[list[Episode]], None] | None = None,
+             gpus_per_worker: float | None = None) -> list[Episode]:
     """Run every job to its stop rule; returns Episodes in job order."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if gpus_per_worker is not None and (gpus_per_worker < 0 or (gpus_per_worker > 0 and backend != "ray")):
+        raise ConfigError(f"gpus_per_worker={gpus_per_worker}: GPUs are requested per Ray actor; use backend=ray "
+                          "and a value >= 0 (local workers use the devices the policy config names)")
     if workers < 1 or group_size < 1:
         raise ConfigError(f"workers ({workers}) and group_size ({group_size}) must be at least 1")
     check_policy(policy)
@@ -100,7 +108,7 @@ def run_jobs(policy: PolicySpec, jobs: Sequence[Job], *, backend: str = "local",
             on_chunk([e for _, e in done])
 
     if backend == "ray":
-        _run_ray(policy, parts, workers, run_id, address, collect)
+        _run_ray(policy, parts, workers, run_id, address, collect, gpus_per_worker)
     elif workers == 1 or len(parts) == 1:
         worker = Worker(policy)
         try:
@@ -173,7 +181,18 @@ def loopback_only() -> bool:
     return {ln.split(":", 1)[0].strip() for ln in lines if ":" in ln} <= {"lo"}
 
 
-def _run_ray(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: str, address: str | None, collect) -> None:
+def worker_gpus(policy: PolicySpec, requested: float | None, cluster_gpus: float) -> float:
+    """GPUs one Ray actor asks for: the request, else 1 for an LM policy on a cluster with GPUs, else 0."""
+    if requested is not None:
+        if requested > cluster_gpus:
+            raise ConfigError(f"gpus_per_worker={requested} but the Ray cluster has {cluster_gpus:g} GPU(s); "
+                              "lower it or add GPU nodes")
+        return float(requested)
+    return 1.0 if policy.name == "lm" and cluster_gpus >= 1 else 0.0
+
+
+def _run_ray(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: str, address: str | None, collect,
+             gpus_per_worker: float | None = None) -> None:
     try:
         import ray
     except ImportError:
@@ -194,8 +213,12 @@ def _run_ray(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: s
             ray.init(address=address, log_to_driver=False)
         started = True
     try:
-        actor_cls = ray.remote(num_cpus=1)(_RayWorker)
-        actors = [actor_cls.remote(policy) for _ in range(min(workers, len(parts)))]
+        cluster_gpus = float(ray.cluster_resources().get("GPU", 0))
+        gpus = worker_gpus(policy, gpus_per_worker, cluster_gpus)
+        # an actor Ray cannot place would hold its chunk forever: no more actors than GPUs allow
+        n = min(workers, len(parts), int(cluster_gpus // gpus) if gpus else workers)
+        actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
+        actors = [actor_cls.remote(policy) for _ in range(n)]
         queue = list(parts)
         running: dict[Any, Any] = {}
         for actor in actors:  # one chunk per idle actor; refill as chunks finish

@@ -1,0 +1,1 @@
+"""Adapters that run harnessrl rollouts inside an existing distributed trainer (TRL GRPOTrainer)."""
