@@ -8,19 +8,29 @@ an empty SEARCH creates the file (or appends to an existing one); only the first
 replaced; matching is exact, then tolerant of a uniformly missing indentation, then with
 `...` elision. Parse problems raise `EditFormatError` (the harness turns it into a
 format_error observation).
+
+Every step is near-linear in the file and the reply (a reply is untrusted and a file can be
+long): matching searches the line sequence with KMP instead of comparing a slice at every
+position, `...` lines are split with a line scan (a regex `^\\s*` rescans blank runs), and the
+closest-match hint scores every window by shared lines first and runs difflib on a few only.
 """
 
 from __future__ import annotations
 
 import difflib
+import heapq
+import itertools
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 HEAD = re.compile(r"^<{5,9} SEARCH>?\s*$")
 DIVIDER = re.compile(r"^={5,9}\s*$")
 UPDATED = re.compile(r"^>{5,9} REPLACE\s*$")
 FENCE = re.compile(r"^(`{3,}|~{3,})")
-DOTS = re.compile(r"(^\s*\.\.\.\n)", re.MULTILINE)
+HINT_WINDOWS = 32  # at most this many windows of the file are compared with a failed SEARCH by difflib
+HINT_MAX_LINES = 400  # longer SEARCH sections get no closest-match hint
+INDENT_CANDIDATES = 256  # windows equal but for indentation that are checked for one uniform prefix
 
 
 def split_lines(text: str) -> list[str]:
@@ -135,12 +145,35 @@ def _lines(text: str) -> list[str]:
     return split_lines(text)
 
 
+def find_all(seq: Sequence[str], pattern: Sequence[str]) -> Iterator[int]:
+    """Start of every (overlapping) occurrence of `pattern` in `seq`, in order: Knuth-Morris-Pratt,
+    O(len(seq) + len(pattern)) element comparisons however repetitive the lines are."""
+    n = len(pattern)
+    if n == 0:
+        yield from range(len(seq) + 1)
+        return
+    fail = [0] * n  # fail[k]: length of the longest proper border of pattern[:k + 1]
+    k = 0
+    for i in range(1, n):
+        while k and pattern[i] != pattern[k]:
+            k = fail[k - 1]
+        if pattern[i] == pattern[k]:
+            k += 1
+        fail[i] = k
+    k = 0
+    for i, item in enumerate(seq):
+        while k and item != pattern[k]:
+            k = fail[k - 1]
+        if item == pattern[k]:
+            k += 1
+        if k == n:
+            yield i - n + 1
+            k = fail[k - 1]
+
+
 def _perfect(whole: list[str], part: list[str], repl: list[str]) -> str | None:
-    n = len(part)
-    for i in range(len(whole) - n + 1):
-        if whole[i:i + n] == part:
-            return "".join(whole[:i] + repl + whole[i + n:])
-    return None
+    i = next(find_all(whole, part), None)
+    return None if i is None else "".join(whole[:i] + repl + whole[i + len(part):])
 
 
 def _leading_ws(lines: list[str]) -> int:
@@ -154,10 +187,10 @@ def _missing_indent(whole: list[str], part: list[str], repl: list[str]) -> str |
     part = [x[cut:] if x.strip() else x for x in part]
     repl = [x[cut:] if x.strip() else x for x in repl]
     n = len(part)
-    for i in range(len(whole) - n + 1):
+    # candidates: windows equal to SEARCH once leading whitespace is ignored
+    stripped = find_all([x.lstrip() for x in whole], [x.lstrip() for x in part])
+    for i in itertools.islice(stripped, INDENT_CANDIDATES):
         chunk = whole[i:i + n]
-        if any(a.lstrip() != b.lstrip() for a, b in zip(chunk, part)):
-            continue
         prefixes = {a[: len(a) - len(b)] for a, b in zip(chunk, part) if a.strip()}
         if len(prefixes) != 1:
             continue
@@ -168,9 +201,34 @@ def _missing_indent(whole: list[str], part: list[str], repl: list[str]) -> str |
     return None
 
 
+def split_dots(text: str) -> list[str]:
+    """`re.split(r"(^\\s*\\.\\.\\.\\n)", text, flags=re.MULTILINE)` in one pass over the lines:
+    pieces alternate with separators, a separator being a `...` line together with the blank
+    lines right before it (the regex's `\\s*` spans them)."""
+    out: list[str] = []
+    piece_start = 0  # where the current piece begins (just after the previous separator)
+    blank_from = -1  # start of the run of blank lines before the current line, -1: none
+    at = 0
+    while at < len(text):
+        nl = text.find("\n", at)
+        if nl < 0:
+            break  # a last line without a newline cannot be a `...` line
+        line = text[at:nl]
+        if line.endswith("...") and (len(line) == 3 or line[:-3].isspace()):
+            start = blank_from if blank_from >= 0 else at
+            out += [text[piece_start:start], text[start:nl + 1]]
+            piece_start, blank_from = nl + 1, -1
+        elif not line or line.isspace():
+            blank_from = at if blank_from < 0 else blank_from
+        else:
+            blank_from = -1
+        at = nl + 1
+    return out + [text[piece_start:]]
+
+
 def _elided(whole: str, part: str, repl: str) -> str | None:
     """`...` lines in SEARCH stand for unchanged code; each piece must match exactly once."""
-    part_pieces, repl_pieces = DOTS.split(part), DOTS.split(repl)
+    part_pieces, repl_pieces = split_dots(part), split_dots(repl)
     if len(part_pieces) == 1:
         return None
     if len(part_pieces) != len(repl_pieces) or any(a != b for a, b in zip(part_pieces[1::2], repl_pieces[1::2])):
@@ -211,14 +269,32 @@ def apply_block(content: str | None, block: EditBlock) -> str | None:
 
 
 def closest_lines(search: str, content: str, threshold: float = 0.6) -> str:
-    """The stretch of the file most similar to SEARCH, with a little context ("did you mean")."""
+    """The stretch of the file most similar to SEARCH (difflib ratio over lines, the earliest of
+    equals), with a little context ("did you mean").
+
+    Bounded: difflib's ratio 2*M/T counts M matched lines, and M is at most the number of a
+    window's lines that occur in SEARCH. One sliding pass scores every window so; windows are
+    tried best score first and the search stops once no score can beat the best ratio (exact),
+    or after HINT_WINDOWS windows (only when very many windows tie). A SEARCH longer than
+    HINT_MAX_LINES lines gets no hint."""
     part, whole = search.splitlines(), content.splitlines()
-    if not part or not whole:
+    if not part or not whole or len(part) > HINT_MAX_LINES:
         return ""
+    m = min(len(part), len(whole))
+    wanted = set(part)
+    hits = [line in wanted for line in whole]
+    score = sum(hits[:m])
+    scores = [score]
+    for i in range(1, len(whole) - m + 1):
+        score += hits[i + m - 1] - hits[i - 1]
+        scores.append(score)
+    total = len(part) + m
     best, best_i = 0.0, 0
-    for i in range(max(1, len(whole) - len(part) + 1)):
-        ratio = difflib.SequenceMatcher(None, part, whole[i:i + len(part)]).ratio()
-        if ratio > best:
+    for i in heapq.nsmallest(HINT_WINDOWS, range(len(scores)), key=lambda i: (-scores[i], i)):
+        if 2 * scores[i] / total < max(best, threshold):
+            break  # no window left can reach the best ratio so far, nor the threshold
+        ratio = difflib.SequenceMatcher(None, part, whole[i:i + m]).ratio()
+        if ratio > best or (ratio == best and i < best_i):
             best, best_i = ratio, i
     if best < threshold:
         return ""

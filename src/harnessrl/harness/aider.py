@@ -17,6 +17,7 @@ import shlex
 from harnessrl.harness import _aider_edits as ed
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
+from harnessrl.harness._reply import guarded
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
 #: flake8 codes Aider treats as fatal when it lints an edited Python file
@@ -128,6 +129,7 @@ class AiderHarness(CodeHarness):
     def fence(self) -> str:
         return self.spec.options.get("fence", "```")
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         try:
             if self.whole:

@@ -23,19 +23,21 @@ five identical calls in a row trip the loop detector, which ends the episode.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import WORKDIR, CodeHarness, CodeSession, cap_middle, resolve, shown
+from harnessrl.harness._reply import finite_number, guarded, json_error, loads, tag_spans
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
-TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 REQUIRED = {"read_file": ("file_path",), "edit": ("file_path", "old_string", "new_string"),
             "write_file": ("file_path", "content"), "run_shell_command": ("command",)}
 TYPES = {"file_path": str, "offset": int, "limit": int, "old_string": str, "new_string": str, "replace_all": bool,
          "content": str, "command": str, "is_background": bool, "timeout": (int, float), "description": str, "directory": str}
 MAX_LINES, MAX_LINE_CHARS = 2000, 2000
+MAX_CALLS = 64  # tool calls per reply; more is a format error (each may start a sandboxed process)
+#: the range a numeric parameter must lie in (timeout in ms: at most a day)
+RANGES = {"offset": (0, 10**9), "limit": (0, 10**9), "timeout": (0, 86_400_000)}
 
 
 def parse_calls(text: str) -> list[ToolCall] | FormatError:
@@ -44,18 +46,20 @@ def parse_calls(text: str) -> list[ToolCall] | FormatError:
     if text.count("<tool_call>") > text.count("</tool_call>"):
         text += "</tool_call>"  # generation stopped at the closing tag
     calls = []
-    for i, m in enumerate(TOOL_CALL.finditer(text), 1):
+    for i, (start, end) in enumerate(tag_spans(text, "<tool_call>", "</tool_call>"), 1):
+        if i > MAX_CALLS:
+            return FormatError(f"more than {MAX_CALLS} tool calls in one reply; make fewer calls per reply")
         try:
-            obj = json.loads(m.group(1))
+            obj = loads(text[start:end])
         except ValueError as err:
-            return FormatError(f"tool call {i} is not valid JSON ({err}); write "
+            return FormatError(f"tool call {i} is not valid JSON ({json_error(err)}); write "
                                '<tool_call>{"name": ..., "arguments": {...}}</tool_call>')
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
             return FormatError(f'tool call {i} must be a JSON object with a "name" string and an "arguments" object')
         args = obj.get("arguments", {})
         if isinstance(args, str):  # some models send the arguments JSON-encoded
             try:
-                args = json.loads(args)
+                args = loads(args)
             except ValueError:
                 return FormatError(f"tool call {i}: the arguments string is not valid JSON")
         if not isinstance(args, dict):
@@ -203,6 +207,7 @@ class QwenCodeHarness(CodeHarness):
         docs = self.spec.options.get("tool_docs", {})
         return "\n\n".join(docs[t] for t in self.tools if t in docs)
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         return parse_calls(text)
 
@@ -218,6 +223,8 @@ class QwenCodeHarness(CodeHarness):
                 return f"params must NOT have additional properties: '{p}'"
             if not isinstance(v, TYPES[p]) or (TYPES[p] is int and isinstance(v, bool)):
                 return f"params/{p} has the wrong type"
+            if p in RANGES and finite_number(v, *RANGES[p]) is None:
+                return f"params/{p} must be between {RANGES[p][0]} and {RANGES[p][1]}"
         path = call.args.get("file_path")
         if path is not None:
             if not path.startswith("/"):
