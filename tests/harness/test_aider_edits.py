@@ -103,3 +103,42 @@ def test_render_block_round_trips_and_fences_avoid_content():
     assert ed.choose_fence("```\ncode\n```\n") == "````"
     whole = ed.render_whole("doc.md", "```\ncode\n```\n", ed.choose_fence("```\ncode\n```\n"))
     assert ed.find_whole_files(whole) == [("doc.md", "```\ncode\n```\n")]
+
+
+# ---------------------------------------------------------------------------------------
+# parsing as Aider 0.86 reads replies (aider/coders/editblock_coder.py of that release)
+
+
+def test_indented_markers_are_stripped_and_applied():
+    # Aider 0.86 matches each marker against the stripped line, so a block whose markers the
+    # model indented along with the code is still an edit block (the path line and the fence
+    # are read unstripped, as there).
+    reply = ("calc.py\n```python\n    <<<<<<< SEARCH\n    return a - b\n    =======\n    return a + b\n"
+             "    >>>>>>> REPLACE\n```\n")
+    assert ed.find_edit_blocks(reply) == [ed.EditBlock("calc.py", "    return a - b\n", "    return a + b\n")]
+    applied = ed.apply_block("def add(a, b):\n    return a - b\n", ed.find_edit_blocks(reply)[0])
+    assert applied == "def add(a, b):\n    return a + b\n"
+    with pytest.raises(ed.EditFormatError, match="missing filename"):  # an indented fence hides the path, there too
+        ed.find_edit_blocks("  calc.py\n  ```\n  <<<<<<< SEARCH\n  x\n  =======\n  y\n  >>>>>>> REPLACE\n  ```\n")
+
+
+def test_a_fence_opening_with_a_path_names_the_file():
+    # Aider 0.86: a line opening a fence names the file when the rest holds a "." or "/"
+    # (```calc.py), while ```python is only a language tag.
+    reply = "```calc.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n"
+    assert ed.find_edit_blocks(reply) == [ed.EditBlock("calc.py", "old\n", "new\n")]
+    reply = "```src/util\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n"
+    assert ed.find_edit_blocks(reply)[0].path == "src/util"
+    with pytest.raises(ed.EditFormatError, match="missing filename"):
+        ed.find_edit_blocks("```python\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n")
+
+
+def test_filename_search_walks_back_over_fences_only():
+    # Aider 0.86 looks at most 3 lines back and keeps going only past fence lines; of the names
+    # it finds it prefers one with an extension (DeepSeek's "```python / name / ``` / ```" habit).
+    reply = "```python\ncalc.py\n```\n```python\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n"
+    assert ed.find_edit_blocks(reply)[0].path == "calc.py"
+    reply = "calc.py\nSome words.\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n"
+    assert ed.find_edit_blocks(reply)[0].path == "Some words."  # the nearest non-fence line, as Aider
+    reply = "**calc.py**:\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n"
+    assert ed.find_edit_blocks(reply)[0].path == "calc.py"

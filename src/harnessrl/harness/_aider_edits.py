@@ -1,9 +1,10 @@
 """Aider's edit formats as pure functions: find SEARCH/REPLACE blocks and whole-file listings
 in a reply, apply a block to a file's text, and write the failure text Aider reflects back.
 
-Behaviour follows Aider's editblock/wholefile coders (HARNESSES.md): marker lines match
-`^<{5,9} SEARCH>?\\s*$`, `^={5,9}\\s*$`, `^>{5,9} REPLACE\\s*$`; the file path is the last
-non-fence line among the three before the SEARCH marker (or the previous block's path);
+Behaviour follows Aider's editblock/wholefile coders (Aider 0.86, HARNESSES.md): marker lines,
+stripped of surrounding whitespace, match `^<{5,9} SEARCH>?\\s*$`, `^={5,9}\\s*$`,
+`^>{5,9} REPLACE\\s*$`; the file path comes from the three lines before the SEARCH marker
+(a path line, or a fence opening such as ```` ```calc.py ````), else the previous block's path;
 an empty SEARCH creates the file (or appends to an existing one); only the first match is
 replaced; matching is exact, then tolerant of a uniformly missing indentation, then with
 `...` elision. Parse problems raise `EditFormatError` (the harness turns it into a
@@ -55,21 +56,39 @@ class EditBlock:
 # Parsing
 
 
+def _marker(line: str, *patterns: re.Pattern[str]) -> bool:
+    """Aider (0.86) compares marker lines stripped: an indented `<<<<<<< SEARCH` still counts."""
+    stripped = line.strip()
+    return any(p.match(stripped) for p in patterns)
+
+
 def _strip_filename(line: str) -> str | None:
+    """A path from a line before a block, by Aider's (0.86) rules: a line opening a fence names a
+    file only when the rest looks like a path (```` ```calc.py ````, not ```` ```python ````); other
+    lines lose a trailing colon, leading #s and wrapping backticks/asterisks."""
     name = line.strip()
-    if not name or name == "..." or FENCE.match(name) or any(m.match(name) for m in (HEAD, DIVIDER, UPDATED)):
+    if not name or name == "..." or any(m.match(name) for m in (HEAD, DIVIDER, UPDATED)):
         return None
+    fence = FENCE.match(name)
+    if fence:
+        rest = name[len(fence.group(1)):].strip()
+        return rest if rest and ("." in rest or "/" in rest) else None
     name = name.rstrip(":").lstrip("#").strip().strip("`").strip("*").strip()
     return name or None
 
 
 def _find_filename(before: list[str]) -> str | None:
-    """The path line: walk back over at most 3 lines, skipping fence-opening lines."""
+    """The block's path: walk back over at most 3 lines, past lines that open a fence. Of the
+    names found, Aider prefers one in the chat, then one with an extension; a reply alone
+    does not know the chat's files here, so the first name with a `.` wins, else the first."""
+    names = []
     for line in reversed(before[-3:]):
-        if FENCE.match(line.strip()):
-            continue
-        return _strip_filename(line)
-    return None
+        name = _strip_filename(line)
+        if name:
+            names.append(name)
+        if not FENCE.match(line):
+            break
+    return next((n for n in names if "." in n), names[0] if names else None)
 
 
 def find_edit_blocks(text: str) -> list[EditBlock]:
@@ -79,23 +98,23 @@ def find_edit_blocks(text: str) -> list[EditBlock]:
     current: str | None = None
     i = 0
     while i < len(lines):
-        if not HEAD.match(lines[i].rstrip("\r\n")):
+        if not _marker(lines[i], HEAD):
             i += 1
             continue
         path = _find_filename([x.rstrip("\r\n") for x in lines[max(0, i - 3):i]]) or current
         if not path:
             raise EditFormatError("Bad or missing filename: the file path must be alone on the line before the opening fence of each SEARCH/REPLACE block.")
         search, i = [], i + 1
-        while i < len(lines) and not DIVIDER.match(lines[i].rstrip("\r\n")):
-            if HEAD.match(lines[i].rstrip("\r\n")) or UPDATED.match(lines[i].rstrip("\r\n")):
+        while i < len(lines) and not _marker(lines[i], DIVIDER):
+            if _marker(lines[i], HEAD, UPDATED):
                 raise EditFormatError(f"Expected `=======` after `<<<<<<< SEARCH` in the block for {path}.")
             search.append(lines[i])
             i += 1
         if i >= len(lines):
             raise EditFormatError(f"Expected `=======` after `<<<<<<< SEARCH` in the block for {path}.")
         replace, i = [], i + 1
-        while i < len(lines) and not (UPDATED.match(lines[i].rstrip("\r\n")) or DIVIDER.match(lines[i].rstrip("\r\n"))):
-            if HEAD.match(lines[i].rstrip("\r\n")):
+        while i < len(lines) and not _marker(lines[i], UPDATED, DIVIDER):
+            if _marker(lines[i], HEAD):
                 raise EditFormatError(f"Expected `>>>>>>> REPLACE` to close the block for {path}.")
             replace.append(lines[i])
             i += 1

@@ -193,8 +193,8 @@ class AiderHarness(CodeHarness):
         if intent.kind == "replace" and not str(intent.args.get("old", "")).strip():
             return False  # an all-blank SEARCH means "create or append" to Aider
         texts = [str(intent.args.get(k, "")) for k in ("content", "old", "new")]
-        markers = (ed.HEAD, ed.DIVIDER, ed.UPDATED)
-        return not any(m.match(line) for t in texts for line in t.split("\n") for m in markers)
+        markers = (ed.HEAD, ed.DIVIDER, ed.UPDATED)  # matched stripped, as Aider reads them
+        return not any(m.match(line.strip()) for t in texts for line in t.split("\n") for m in markers)
 
 
 def _line_aligned(content: str, old: str, new: str) -> tuple[str, str]:
