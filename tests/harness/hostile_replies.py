@@ -51,7 +51,8 @@ FRAGMENTS = {
                   "goto ", "scroll_up", "create b.py", "search_dir x", "find_file a", "submit", "ls\n", "'", '"'],
     "openhands": ["<function=", "execute_bash>", "str_replace_editor>", "finish>", "<function=execute_bash>\n",
                   "<function=str_replace_editor>\n", "<parameter=", "command>", "path>", "view_range>", "insert_line>",
-                  "timeout>", "is_input>", "</parameter>\n", "</function>", "view", "insert", "/app/a.py", "true"],
+                  "timeout>", "is_input>", "</parameter>\n", "</function>", "view", "insert", "/app/a.py", "true",
+                  "security_risk>", "LOW", "<function=think>\n", "thought>", "<function=finish>\n<parameter=message>x"],
     "qwen_code": ["<tool_call>", "</tool_call>", '{"name": "edit", "arguments": {', '{"name": "read_file", "arguments": ',
                   '"file_path": "/app/a.py"', '"offset": ', '"limit": ', '"timeout": ', '"arguments": "', ", ", ":", '"'],
     "terminus": ['{"analysis": "", "plan": "", "commands": [', '{"keystrokes": "ls\\n", "duration": ', '"duration": ',
@@ -85,7 +86,7 @@ def _calls(name: str) -> st.SearchStrategy[str]:
     if s == "openhands":
         param = st.sampled_from(["view_range", "view_range", "insert_line", "timeout", "is_input", "new_str"])
         return st.builds(lambda f, p, x: f"<function={f}>\n<parameter=command>view</parameter>\n<parameter=path>/app/a"
-                         f"</parameter>\n<parameter={p}>{x}</parameter>\n</function>",
+                         f"</parameter>\n<parameter=security_risk>LOW</parameter>\n<parameter={p}>{x}</parameter>\n</function>",
                          st.sampled_from(["str_replace_editor", "execute_bash"]), param, v)
     if s in ("qwen_code", "miniwob-axtree"):
         keys = ["offset", "limit", "timeout", "file_path", "ref", "text", "key", "command"]

@@ -119,10 +119,11 @@ def test_openhands_round_trip(path, old, new, command):
     h = H["openhands"]
     for intent, expected in [
         (Intent("replace", path=path, old=old, new=new),
-         ToolCall("str_replace_editor", {"command": "str_replace", "path": f"/app/{path}", "old_str": old, "new_str": new})),
+         ToolCall("str_replace_editor", {"command": "str_replace", "path": f"/app/{path}", "old_str": old, "new_str": new,
+                                         "security_risk": "MEDIUM"})),
         (Intent("write", path=path, content=new),
-         ToolCall("str_replace_editor", {"command": "create", "path": f"/app/{path}", "file_text": new})),
-        (Intent("run", command=command), ToolCall("execute_bash", {"command": command})),
+         ToolCall("str_replace_editor", {"command": "create", "path": f"/app/{path}", "file_text": new, "security_risk": "MEDIUM"})),
+        (Intent("run", command=command), ToolCall("execute_bash", {"command": command, "security_risk": "MEDIUM"})),
         (Intent("finish", message="done"), ToolCall("finish", {"message": "done"})),
     ]:
         assume(h.expressible(intent))
@@ -187,13 +188,19 @@ def test_swe_agent_takes_the_last_fenced_block_and_one_command():
 
 def test_openhands_text_calls_validate_names_params_and_types():
     h = H["openhands"]
-    ok = "<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/app</parameter>\n</function>"
-    assert h.parse(ok)[0].args == {"command": "view", "path": "/app"}
+    ok = ("<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/app</parameter>\n"
+          "<parameter=security_risk>LOW</parameter>\n</function>")
+    assert h.parse(ok)[0].args == {"command": "view", "path": "/app", "security_risk": "LOW"}
     assert h.parse(ok.replace("</function>", ""))[0].name == "str_replace_editor"  # closing tag added
+    # OpenHands 0.62 requires security_risk; here it is recorded when given and not demanded
+    assert h.parse(ok.replace("<parameter=security_risk>LOW</parameter>\n", ""))[0].args == {"command": "view", "path": "/app"}
+    assert h.parse("<function=think>\n<parameter=thought>plan</parameter>\n</function>") == [ToolCall("think", {"thought": "plan"})]
     for bad, why in [
         (ok.replace("view", "delete"), "must be one of"),
         (ok.replace("str_replace_editor", "browser"), "not among the available tools"),
         ("<function=execute_bash>\n</function>", "Missing required parameters"),
+        (ok.replace("LOW", "NONE"), "must be one of"),
+        ("<function=finish>\n</function>", "Missing required parameters for function 'finish': message"),
         ("<function=execute_bash>\n<parameter=command>ls</parameter>\n<parameter=cwd>/</parameter>\n</function>", "not allowed"),
         ("<function=str_replace_editor>\n<parameter=command>insert</parameter>\n<parameter=path>/app/a</parameter>\n"
          "<parameter=insert_line>two</parameter>\n</function>", "invalid value"),

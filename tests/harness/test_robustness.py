@@ -39,9 +39,10 @@ def action(style, rng):
         name = pick(rng, ["str_replace_editor"] * 3 + ["execute_bash"])
         if name == "execute_bash":
             return render_call(name, {"command": pick(rng, [f"cat {p}", "ln -s /etc/passwd link", t or "ls"]),
-                                      "timeout": pick(rng, [-3, 0, 1, 5, 10**400, float("inf")])})
+                                      "timeout": pick(rng, [-3, 0, 1, 5, 10**400, float("inf")]),
+                                      "security_risk": pick(rng, ["LOW", "MEDIUM", "HIGH", "NONE"])})
         args = {"command": pick(rng, ["view", "create", "str_replace", "insert", "undo_edit"]), "path": p,
-                "old_str": t, "new_str": pick(rng, TEXTS), "file_text": t}
+                "old_str": t, "new_str": pick(rng, TEXTS), "file_text": t, "security_risk": "MEDIUM"}
         if rng.random() < 0.5:
             args["insert_line"] = pick(rng, [-1, 0, 2, 10**6, 10**400])
         if rng.random() < 0.3:

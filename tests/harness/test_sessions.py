@@ -159,6 +159,8 @@ def test_swe_agent_three_timeouts_in_a_row_end_the_run(task):
 
 
 def call(name, **params):
+    if name in ("execute_bash", "str_replace_editor"):  # required since OpenHands 0.62
+        params = {**params, "security_risk": params.get("security_risk", "MEDIUM")}
     body = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in params.items())
     return f"I will act.\n<function={name}>\n{body}</function>"
 
@@ -184,6 +186,11 @@ def test_openhands_bash_and_editor_observations(task):
         assert "should be an absolute path" in r.observation
         r = s.step("Let me think about this.")  # no tool call: the nudge
         assert r.status == "format_error" and "NEVER ask for human help" in r.observation and s.format_errors == 1
+        # OpenHands 0.62: `think` runs nothing and is acknowledged; the risk rating is kept with the call
+        r = s.step(call("think", thought="The sign in add is wrong."))
+        assert r.observation == "EXECUTION RESULT of [think]:\nYour thought has been logged." and r.status == "ok"
+        r = s.step(call("execute_bash", command="true", security_risk="LOW"))
+        assert '"security_risk": "LOW"' in r.tool_call_json
         r = s.step(call("finish", message="done"))
         assert r.done and s.stop_reason == "finish"
     finally:

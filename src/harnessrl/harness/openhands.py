@@ -14,8 +14,12 @@ Parameter values are taken verbatim except for ONE newline directly after `<para
 and ONE directly before `</parameter>` (OpenHands strips all surrounding whitespace; we keep
 the rest so file contents round-trip exactly). A missing `</function>` is added (models stop
 on it). One call per reply: the first is run. Tools: `execute_bash{command, is_input,
-timeout}`, `str_replace_editor{command, path, file_text, old_str, new_str, insert_line,
-view_range}`, `finish{message}`. Results come back as "EXECUTION RESULT of [NAME]:"; bash
+timeout, security_risk}`, `str_replace_editor{command, path, file_text, old_str, new_str,
+insert_line, view_range, security_risk}`, `think{thought}`, `finish{message}` — the schema of
+OpenHands 0.62.0 (@156d068). `finish.message` is required, as there; `security_risk` (LOW |
+MEDIUM | HIGH) is shown as required and recorded with the call, but a call without it is
+still run (a deliberate difference: models trained before 0.62 never send it). `think` only logs the thought
+("Your thought has been logged."). Results come back as "EXECUTION RESULT of [NAME]:"; bash
 results end with the working directory, the interpreter and `[Command finished with exit
 code N]`; output is capped at 30,000 characters. A malformed call is an error observation;
 a reply with no call gets the "continue, never ask for human help" nudge. Both count as
@@ -39,12 +43,19 @@ from harnessrl.harness.base import FormatError, Intent, Session, StepResult, Too
 MAX_TIMEOUT_S = 10**6  # larger timeouts are refused as written (the session clamps them to 1..600 s anyway)
 
 #: name -> {param: (type, required)}; types: str, int, bool, float, int_list, or a tuple of allowed strings
+#: OpenHands 0.62 asks the model to rate each command and edit (the schema marks it required);
+#: the rating is recorded in the call's args (the episode keeps it) and changes nothing here (no
+#: confirmation mode). Deliberate difference: a call without it is accepted, as before 0.62.
+RISK_LEVELS = ("LOW", "MEDIUM", "HIGH")
 SCHEMA: dict[str, dict[str, tuple[Any, bool]]] = {
-    "execute_bash": {"command": (str, True), "is_input": (bool, False), "timeout": (float, False)},
+    "execute_bash": {"command": (str, True), "is_input": (bool, False), "timeout": (float, False),
+                     "security_risk": (RISK_LEVELS, False)},
     "str_replace_editor": {"command": (("view", "create", "str_replace", "insert", "undo_edit"), True),
                            "path": (str, True), "file_text": (str, False), "old_str": (str, False),
-                           "new_str": (str, False), "insert_line": (int, False), "view_range": ("int_list", False)},
-    "finish": {"message": (str, False)},
+                           "new_str": (str, False), "insert_line": (int, False), "view_range": ("int_list", False),
+                           "security_risk": (RISK_LEVELS, False)},
+    "think": {"thought": (str, True)},
+    "finish": {"message": (str, True)},
 }
 
 
@@ -188,6 +199,12 @@ class OpenHandsSession(CodeSession):
             return result
         call = calls[0]
         status, done = "ok", False
+        if call.name == "think":  # OpenHands answers a thought with a fixed acknowledgement
+            obs = "EXECUTION RESULT of [think]:\nYour thought has been logged."
+            done = self._stuck(render_call(call.name, call.args), obs, False)
+            if done:
+                self.stop("stuck_in_loop")
+            return self.end_turn(text, obs, tool_calls=[call], tool_result="Your thought has been logged.", done=done)
         if call.name == "finish":
             self.stop("finish")
             return self.end_turn(text, "", tool_calls=[call], tool_result=call.args.get("message", ""), done=True)
@@ -234,7 +251,7 @@ class OpenHandsSession(CodeSession):
 @register_style
 class OpenHandsHarness(CodeHarness):
     style = "openhands"
-    all_tools = ("execute_bash", "str_replace_editor", "finish")
+    all_tools = ("execute_bash", "str_replace_editor", "think", "finish")
     tool_capabilities = {"execute_bash": frozenset({"shell", "edit"}), "str_replace_editor": frozenset({"edit"})}
     session_class = OpenHandsSession
 
@@ -249,26 +266,31 @@ class OpenHandsHarness(CodeHarness):
     def render_intent(self, intent: Intent, session: Session | None) -> str:
         a = intent.args
         path = lambda p: shown(resolve(p) or "") if not p.startswith("/") else p  # noqa: E731
+        # the oracle rates reads LOW and changes MEDIUM, as OpenHands' prompt describes the levels
         if intent.kind == "run":
-            return render_call("execute_bash", {"command": a["command"]})
+            return render_call("execute_bash", {"command": a["command"], "security_risk": "MEDIUM"})
         if intent.kind == "read":
-            return render_call("str_replace_editor", {"command": "view", "path": path(a["path"])})
+            return render_call("str_replace_editor", {"command": "view", "path": path(a["path"]), "security_risk": "LOW"})
         if intent.kind in ("finish", "answer"):
             return render_call("finish", {"message": a.get("message", a.get("text", "Done."))})
+        edit = self._edit(intent, session, path)
+        if edit is None:
+            raise ValueError(f"openhands cannot express a {intent.kind!r} intent")
+        return render_call("str_replace_editor", edit | {"security_risk": "MEDIUM"})
+
+    def _edit(self, intent: Intent, session: Session | None, path) -> dict[str, Any] | None:
+        a = intent.args
         if intent.kind == "replace":
-            return render_call("str_replace_editor", {"command": "str_replace", "path": path(a["path"]),
-                                                      "old_str": a["old"], "new_str": a["new"]})
+            return {"command": "str_replace", "path": path(a["path"]), "old_str": a["old"], "new_str": a["new"]}
         if intent.kind == "write":
             rel = resolve(a["path"]) or ""
             current = ws.read_text(session.env, rel) if session is not None and rel and ws.exists(session.env, rel) else None
             if current is None:
-                return render_call("str_replace_editor", {"command": "create", "path": path(a["path"]), "file_text": a["content"]})
+                return {"command": "create", "path": path(a["path"]), "file_text": a["content"]}
             if current == "":
-                return render_call("str_replace_editor", {"command": "insert", "path": path(a["path"]),
-                                                          "insert_line": 0, "new_str": a["content"]})
-            return render_call("str_replace_editor", {"command": "str_replace", "path": path(a["path"]),
-                                                      "old_str": current, "new_str": a["content"]})
-        raise ValueError(f"openhands cannot express a {intent.kind!r} intent")
+                return {"command": "insert", "path": path(a["path"]), "insert_line": 0, "new_str": a["content"]}
+            return {"command": "str_replace", "path": path(a["path"]), "old_str": current, "new_str": a["content"]}
+        return None
 
     def expressible(self, intent: Intent) -> bool:
         texts = [str(v) for v in intent.args.values()]
