@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from harnessrl.harness.base import FormatError, HarnessSpec, StepResult, ToolCall, make_harness
 
 #: harness id -> how to build it (built-in ids, plus the lookup style's call syntax)
-PARSERS = ["answer_tag", "aider", "aider_whole", "swe_agent", "openhands", "qwen_code", "terminus",
+PARSERS = ["answer_tag", "aider", "aider_whole", "aider_udiff", "swe_agent", "openhands", "qwen_code", "terminus",
            "lookup-plain", "lookup-call", "miniwob-html", "miniwob-axtree"]
 
 
@@ -64,6 +64,8 @@ FRAGMENTS = {
                        '{"name": "stop", "arguments": {}}', "}", "]"],
 }
 FRAGMENTS["aider_whole"] = FRAGMENTS["aider"]
+FRAGMENTS["aider_udiff"] = ["```diff\n", "```\n", "--- a/x.py\n", "+++ b/x.py\n", "--- /dev/null\n", "@@ -1,2 +1,2 @@\n",
+                            "@@ @@\n", "-old\n", "+new\n", " same\n", "\n", "--- ", "+++ "]
 
 
 def _syntax(name: str) -> str:
@@ -76,6 +78,8 @@ def _calls(name: str) -> st.SearchStrategy[str]:
     s = _syntax(name)
     if s == "answer_tag":
         return st.builds(lambda p, b: f'<answer path="{p}">\n{b}</answer>', noise, st.one_of(noise, deep))
+    if s == "aider_udiff":
+        return st.builds(lambda p, a, b: f"```diff\n--- {p}\n+++ {p}\n@@ @@\n-{a}\n+{b}\n```\n", noise, st.one_of(noise, deep), noise)
     if s in ("aider", "aider_whole"):
         return st.builds(lambda p, a, b: f"{p}\n```\n<<<<<<< SEARCH\n{a}\n=======\n{b}\n>>>>>>> REPLACE\n```\n",
                          noise, st.one_of(noise, deep), noise)
@@ -169,6 +173,8 @@ def adversarial(size: int = 100_000) -> dict[str, list[tuple[str, str]]]:
         "aider": [("search markers", rep("<<<<<<< SEARCH\n", "a.py\n```\n")), ("dividers", rep("=======\n")),
                   ("fences", rep("```\n"))],
         "aider_whole": [("fences", rep("```\n", "a.py\n")), ("unclosed listing", rep("x\n", "a.py\n```\n"))],
+        "aider_udiff": [("diff openings", rep("```diff\n")), ("headers", rep("--- a\n+++ b\n", "```diff\n")),
+                        ("hunk markers", rep("@@ @@\n-x\n", "```diff\n--- a.py\n+++ a.py\n"))],
         "terminus": [("deep commands", json_deep), ("braces", rep("{")), ("huge duration", '{"analysis": "", "plan": "", '
                      f'"commands": [{{"keystrokes": "x", "duration": {big_int}}}]}}')],
         "lookup-plain": [("long line", rep(" ", "look ", "x")), ("newlines", rep("\n"))],

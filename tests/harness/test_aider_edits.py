@@ -142,3 +142,40 @@ def test_filename_search_walks_back_over_fences_only():
     assert ed.find_edit_blocks(reply)[0].path == "Some words."  # the nearest non-fence line, as Aider
     reply = "**calc.py**:\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n"
     assert ed.find_edit_blocks(reply)[0].path == "calc.py"
+
+
+# ---------------------------------------------------------------------------------------
+# the udiff edit format (Aider 0.86, aider/coders/udiff_coder.py)
+
+from harnessrl.harness import _aider_udiff as ud  # noqa: E402
+
+
+def test_udiff_hunks_parse_with_headers_and_split_at_at_lines():
+    # Aider 0.86: ```diff blocks; `--- a/x` / `+++ b/x` name the file (git prefixes dropped);
+    # `@@` starts a hunk, its line numbers ignored; a hunk with no +/- line is dropped; a hunk
+    # with no header belongs to the previous file
+    reply = ("Fix both.\n```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
+             "+    return a + b\n@@ @@\n unchanged\n```\nand\n```diff\n@@ @@\n-x = 1\n+x = 2\n```\n")
+    hunks = ud.find_hunks(reply)
+    assert [h.path for h in hunks] == ["calc.py", "calc.py"]
+    assert hunks[0].before_after() == ("def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n")
+    assert hunks[1].before_after() == ("x = 1\n", "x = 2\n")
+    with pytest.raises(ed.EditFormatError, match="no file"):
+        ud.find_hunks("```diff\n@@ @@\n-a\n+b\n```\n")
+    new_file = ud.find_hunks("```diff\n--- /dev/null\n+++ b/new.py\n@@ @@\n+print(1)\n```\n")
+    assert new_file[0].path == "new.py" and ud.apply_hunk(None, new_file[0]) == "print(1)\n"
+
+
+def test_udiff_applies_exactly_once_else_retries_with_less_context():
+    text = "def f():\n    a = 1\n    b = 2\n    return a + b\n"
+    hunk = ud.find_hunks("```diff\n--- f.py\n+++ f.py\n@@ @@\n def f():\n-    a = 1\n+    a = 10\n     b = 2\n```")[0]
+    assert ud.apply_hunk(text, hunk) == text.replace("a = 1\n", "a = 10\n")
+    # Aider 0.86 retries a hunk whose context is wrong with less and less of that context
+    stale = ud.find_hunks("```diff\n--- f.py\n+++ f.py\n@@ @@\n def g():\n-    a = 1\n+    a = 10\n```")[0]
+    assert ud.apply_hunk(text, stale) == text.replace("a = 1\n", "a = 10\n")
+    # lines occurring twice without context match nowhere (Aider's search refuses them)
+    twice = "x = 0\nx = 0\n"
+    ambiguous = ud.find_hunks("```diff\n--- t.py\n+++ t.py\n@@ @@\n-x = 0\n+x = 1\n```")[0]
+    assert ud.apply_hunk(twice, ambiguous) is None
+    report = ud.failure_report([ambiguous], applied=1)
+    assert "t.py does not contain these 1 lines in a row" in report and "do not send them again" in report

@@ -8,13 +8,17 @@ edited Python file, a failing `test_command` when one is configured — the fail
 the next user message (a *reflection*). At most `max_reflections` (3) reflections; the
 episode ends at the first reply that needs none. A reply without edit blocks ends it too.
 Shell commands the model proposes are never run (Aider answers "no" under --yes).
+With option `edit_format = "udiff"` the edits are unified diffs in ```diff blocks (Aider's
+udiff format, _aider_udiff.py; the variant spec `aider_udiff`).
 """
 
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from harnessrl.harness import _aider_edits as ed
+from harnessrl.harness import _aider_udiff as ud
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
 from harnessrl.harness._reply import guarded
@@ -56,7 +60,9 @@ class AiderSession(CodeSession):
             return self.end_turn(text, "", tool_result="no edit blocks in the reply", done=True)
         failed, applied, edited = self._apply(calls)
         reflection, status = "", "ok"
-        if failed:
+        if failed and self.harness.udiff:
+            reflection, status = ud.failure_report([hunk for hunk, _ in failed], applied), "tool_error"
+        elif failed:
             reflection, status = ed.failure_report(failed, applied, self.harness.fence), "tool_error"
         elif self.opt("lint", True):
             reflection = self._lint([p for p in edited if p.endswith(".py")])
@@ -74,18 +80,25 @@ class AiderSession(CodeSession):
             return self.end_turn(text, "", tool_calls=calls, tool_result=summary + "\n" + reflection, status=status, done=True)
         return self.end_turn(text, reflection, tool_calls=calls, tool_result=summary, status=status)
 
-    def _apply(self, calls: list[ToolCall]) -> tuple[list[tuple[ed.EditBlock, str | None]], int, list[str]]:
-        failed: list[tuple[ed.EditBlock, str | None]] = []
+    def _apply(self, calls: list[ToolCall]) -> tuple[list[tuple[Any, str | None]], int, list[str]]:
+        """Apply the edits in order: (failed (edit, file text), number applied, files edited)."""
+        failed: list[tuple[Any, str | None]] = []
         applied, edited = 0, []
         for call in calls:
-            block = ed.EditBlock(call.args["path"], call.args.get("search", ""), call.args["replace"])
+            if call.name == "udiff":
+                block: Any = ud.Hunk(call.args["path"], tuple(ed.split_lines(call.args["hunk"])))
+            else:
+                block = ed.EditBlock(call.args["path"], call.args.get("search", ""), call.args["replace"])
             rel = resolve(block.path)
             if not rel:
                 failed.append((block, None))
                 continue
             try:
                 current = ws.read_text(self.env, rel) if ws.exists(self.env, rel) else None
-                new = call.args["replace"] if call.name == "whole_file" else ed.apply_block(current, block)
+                if call.name == "udiff":
+                    new = ud.apply_hunk(current, block)
+                else:
+                    new = call.args["replace"] if call.name == "whole_file" else ed.apply_block(current, block)
                 if new is None:
                     failed.append((block, current))
                     continue
@@ -126,6 +139,10 @@ class AiderHarness(CodeHarness):
         return self.spec.options.get("edit_format", "diff") == "whole"
 
     @property
+    def udiff(self) -> bool:
+        return self.spec.options.get("edit_format", "diff") == "udiff"
+
+    @property
     def fence(self) -> str:
         return self.spec.options.get("fence", "```")
 
@@ -134,6 +151,8 @@ class AiderHarness(CodeHarness):
         try:
             if self.whole:
                 return [ToolCall("whole_file", {"path": p, "replace": c}) for p, c in ed.find_whole_files(text)]
+            if self.udiff:
+                return [ToolCall("udiff", {"path": h.path, "hunk": "".join(h.lines)}) for h in ud.find_hunks(text)]
             return [ToolCall("search_replace", {"path": b.path, "search": b.search, "replace": b.replace})
                     for b in ed.find_edit_blocks(text)]
         except ed.EditFormatError as err:
@@ -166,14 +185,14 @@ class AiderHarness(CodeHarness):
             before = files[path]
             if intent.kind == "write":
                 after = intent.args["content"]
-                search = before or ""
+                search, after_block = before or "", after
             else:
                 search, after_block = _line_aligned(before or "", intent.args["old"], intent.args["new"])
                 after = (before or "").replace(search, after_block, 1)
-                if not self.whole:
-                    blocks.append(ed.render_block(path, search, after_block, self._fence_for(search, after_block)))
-            if intent.kind == "write" and not self.whole:
-                blocks.append(ed.render_block(path, search, after, self._fence_for(search, after)))
+            if self.udiff:
+                blocks.append(ud.render_hunk(path, search, after_block, new_file=before is None))
+            elif not self.whole:
+                blocks.append(ed.render_block(path, search, after_block, self._fence_for(search, after_block)))
             files[path] = after
             used += 1
         if self.whole:
@@ -190,6 +209,9 @@ class AiderHarness(CodeHarness):
             return False
         if self.whole:
             return True
+        if self.udiff:  # hunk lines are whole lines, and a blank before text means "append"
+            texts = [str(intent.args.get(k, "")) for k in ("content", "old", "new")]
+            return all(not t or t.endswith("\n") for t in texts) and (intent.kind != "replace" or bool(intent.args["old"].strip()))
         if intent.kind == "replace" and not str(intent.args.get("old", "")).strip():
             return False  # an all-blank SEARCH means "create or append" to Aider
         texts = [str(intent.args.get(k, "")) for k in ("content", "old", "new")]
