@@ -179,3 +179,30 @@ def test_udiff_applies_exactly_once_else_retries_with_less_context():
     assert ud.apply_hunk(twice, ambiguous) is None
     report = ud.failure_report([ambiguous], applied=1)
     assert "t.py does not contain these 1 lines in a row" in report and "do not send them again" in report
+
+
+# ---------------------------------------------------------------------------------------
+# the conversation Aider opens with (Aider 0.86 base_coder.format_chat_chunks): system prompt,
+# worked example exchanges, "that project is gone" + "Ok.", then the files and the request
+
+
+@pytest.mark.parametrize("harness_id", ["aider", "aider_whole", "aider_udiff"])
+def test_example_exchanges_come_between_system_prompt_and_task_and_parse(harness_id):
+    from types import SimpleNamespace
+
+    from harnessrl.harness.base import make_harness
+    from tests.harness.agent_fixtures import MemEnv
+
+    h = make_harness(harness_id)
+    task = SimpleNamespace(kind="code", instruction="Fix add.", task_id="t", needs_shell=False)
+    s = h.session_class(h, task, MemEnv({"calc.py": "x = 1\n"}), 0)
+    messages = s.start()
+    roles = [m["role"] for m in messages]
+    assert roles[0] == "system" and roles[-1] == "user" and "Fix add." in messages[-1]["content"]
+    examples = messages[1:-1]
+    assert [m["role"] for m in examples] == ["user", "assistant"] * (len(examples) // 2) and len(examples) >= 4
+    assert examples[-2:] == [{"role": "user", "content": "That was an example from another project; its files are gone. "
+                                                          "Do not edit them."}, {"role": "assistant", "content": "Ok."}]
+    for reply in (m["content"] for m in examples[:-2] if m["role"] == "assistant"):
+        calls = h.parse(reply)  # each worked example is valid in the harness's own format
+        assert isinstance(calls, list) and calls and all(c.args["path"].startswith(("stats/", "web/")) for c in calls)

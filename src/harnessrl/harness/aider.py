@@ -22,7 +22,7 @@ from harnessrl.harness import _aider_udiff as ud
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
 from harnessrl.harness._reply import guarded
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
 
 #: flake8 codes Aider treats as fatal when it lints an edited Python file
 FATAL_LINT = "E9,F821,F823,F831,F406,F407,F701,F702,F704,F706"
@@ -42,7 +42,16 @@ class AiderSession(CodeSession):
             values["files"] = "Files in the repository (their contents are not shown):\n" + "\n".join(ws.list_files(self.env))
         else:
             values["files"] = ""
-        return self.open_conversation(values)
+        messages = self.open_conversation(values)
+        # Aider shows worked example exchanges between the system prompt and the chat, then says
+        # the example project is gone (spec option `examples`: [{role, content}], in our words)
+        examples = [{"role": e["role"], "content": fill(e["content"], **values)} for e in self.opt("examples", [])]
+        if examples:
+            examples += [{"role": "user", "content": "That was an example from another project; its files are gone. "
+                                                     "Do not edit them."},
+                         {"role": "assistant", "content": "Ok."}]
+            self.messages = messages[:1] + examples + messages[1:]
+        return self.messages
 
     # -- one reply ---------------------------------------------------------------------------
 

@@ -18,8 +18,9 @@ timeout (ms), description, directory}`, and the read-only `list_directory`, `glo
 `grep_search` (also under its old name `search_file_content`; see _qwen_tools). Paths must
 be absolute under /app. Shell results: Command / Directory / Output (stdout and stderr as one
 stream, in order, as Qwen Code's pseudo-terminal shows them) / Error (only when the command
-could not run at all) / Exit Code / Signal. Each command is a fresh shell in the sandbox. Three identical validation failures add a retry-loop warning;
-five identical calls in a row trip the loop detector, which ends the episode.
+could not run at all) / Exit Code / Signal. Each command is a fresh shell in the sandbox.
+Three identical validation failures add a retry-loop warning; five identical calls in a row
+trip the loop detector, which ends the episode. Follows Qwen Code 0.15 (docs/harnesses.md).
 """
 
 from __future__ import annotations
