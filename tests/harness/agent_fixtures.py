@@ -90,6 +90,9 @@ class MemWorkspace:
     def write_text(self, rel, text):
         self.data[rel] = text
 
+    def write_bytes(self, rel, data):
+        self.data[rel] = data.decode("utf-8")
+
     def exists(self, rel):
         return rel == "" or rel in self.data or any(k.startswith(rel + "/") for k in self.data)
 

@@ -1,5 +1,7 @@
-"""Every style's parser: render_intent is its inverse (property tests), and arbitrary text never
-raises (hypothesis, 10,000 strings per parser) — malformed output is a FormatError."""
+"""Every style's parser: render_intent is its inverse (property tests), and any reply — random
+text, fragments of the style's syntax, deep nesting, huge numbers — is tool calls or a
+FormatError, never an exception (hypothesis, 2,000 hostile replies per parser; the timing of
+100 kB adversarial replies is in test_parser_limits.py)."""
 
 import base64
 import re
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from harnessrl.harness import _aider_edits as ed
 from harnessrl.harness.base import FormatError, Intent, ToolCall, make_harness
 from tests.harness.agent_fixtures import MemSession
+from tests.harness.hostile_replies import PARSERS, check_reply, harness_for, replies
 
 STYLES = ["answer_tag", "aider", "aider_whole", "swe_agent", "openhands", "qwen_code", "terminus"]
 H = {h: make_harness(h) for h in STYLES}
@@ -21,36 +24,20 @@ lines = st.lists(line, min_size=1, max_size=8)
 content = lines.map(lambda ls: "\n".join(ls) + "\n")
 commands = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=60).map(str.strip).filter(bool)
 
-FRAGMENTS = [
-    "<answer>", '<answer path="a.py">', "</answer>", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n", "```\n",
-    "```python\n", "a.py\n", "DISCUSSION\n", "edit 1:2\n", "end_of_edit\n", "open \"x\"\n", "submit\n", "<function=",
-    "execute_bash>", "str_replace_editor>", "finish>", "<parameter=command>", "<parameter=path>", "</parameter>",
-    "</function>", "view", "<tool_call>", "</tool_call>", '{"name": "edit", "arguments": {', '"file_path": "/app/a.py"',
-    "}", "{", '"commands": [', '{"keystrokes": "ls\\n", "duration": 1}', "]", '"analysis": "", "plan": "",',
-    '"task_complete": true', "\n", " ", "\x00", "\ud7ff", "ß", "\t",
-]
-fuzz_text = st.one_of(
-    st.text(max_size=300),
-    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=25).map("".join),
-)
 
+@pytest.mark.parametrize("name", PARSERS)
+def test_parser_maps_2000_hostile_replies_to_calls_or_format_errors(name):
+    harness, seen = harness_for(name), []
 
-@pytest.mark.slow
-def test_parsers_never_raise_on_10k_arbitrary_strings():
-    """Each of the 10,000 strings goes to every parser (so each parser sees all 10,000)."""
-    seen = {s: 0 for s in STYLES}
-
-    @settings(max_examples=10_000, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=2_000, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(fuzz_text)
+    @given(replies(name))
     def check(text):
-        for style, harness in H.items():
-            out = harness.parse(text)
-            assert isinstance(out, FormatError) or (isinstance(out, list) and all(isinstance(c, ToolCall) for c in out))
-            seen[style] += 1
+        seen.append(isinstance(check_reply(harness, text), list))
 
     check()
-    assert min(seen.values()) >= 10_000
+    assert len(seen) >= 2_000
+    assert any(seen) and not all(seen)  # the strategies reach both outcomes
 
 
 # ---------------------------------------------------------------------------------------
@@ -132,10 +119,11 @@ def test_openhands_round_trip(path, old, new, command):
     h = H["openhands"]
     for intent, expected in [
         (Intent("replace", path=path, old=old, new=new),
-         ToolCall("str_replace_editor", {"command": "str_replace", "path": f"/app/{path}", "old_str": old, "new_str": new})),
+         ToolCall("str_replace_editor", {"command": "str_replace", "path": f"/app/{path}", "old_str": old, "new_str": new,
+                                         "security_risk": "MEDIUM"})),
         (Intent("write", path=path, content=new),
-         ToolCall("str_replace_editor", {"command": "create", "path": f"/app/{path}", "file_text": new})),
-        (Intent("run", command=command), ToolCall("execute_bash", {"command": command})),
+         ToolCall("str_replace_editor", {"command": "create", "path": f"/app/{path}", "file_text": new, "security_risk": "MEDIUM"})),
+        (Intent("run", command=command), ToolCall("execute_bash", {"command": command, "security_risk": "MEDIUM"})),
         (Intent("finish", message="done"), ToolCall("finish", {"message": "done"})),
     ]:
         assume(h.expressible(intent))
@@ -200,13 +188,19 @@ def test_swe_agent_takes_the_last_fenced_block_and_one_command():
 
 def test_openhands_text_calls_validate_names_params_and_types():
     h = H["openhands"]
-    ok = "<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/app</parameter>\n</function>"
-    assert h.parse(ok)[0].args == {"command": "view", "path": "/app"}
+    ok = ("<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/app</parameter>\n"
+          "<parameter=security_risk>LOW</parameter>\n</function>")
+    assert h.parse(ok)[0].args == {"command": "view", "path": "/app", "security_risk": "LOW"}
     assert h.parse(ok.replace("</function>", ""))[0].name == "str_replace_editor"  # closing tag added
+    # OpenHands 0.62 requires security_risk; here it is recorded when given and not demanded
+    assert h.parse(ok.replace("<parameter=security_risk>LOW</parameter>\n", ""))[0].args == {"command": "view", "path": "/app"}
+    assert h.parse("<function=think>\n<parameter=thought>plan</parameter>\n</function>") == [ToolCall("think", {"thought": "plan"})]
     for bad, why in [
         (ok.replace("view", "delete"), "must be one of"),
         (ok.replace("str_replace_editor", "browser"), "not among the available tools"),
         ("<function=execute_bash>\n</function>", "Missing required parameters"),
+        (ok.replace("LOW", "NONE"), "must be one of"),
+        ("<function=finish>\n</function>", "Missing required parameters for function 'finish': message"),
         ("<function=execute_bash>\n<parameter=command>ls</parameter>\n<parameter=cwd>/</parameter>\n</function>", "not allowed"),
         ("<function=str_replace_editor>\n<parameter=command>insert</parameter>\n<parameter=path>/app/a</parameter>\n"
          "<parameter=insert_line>two</parameter>\n</function>", "invalid value"),

@@ -1,5 +1,6 @@
 """Well-formed but hostile or nonsensical actions (what an untrained LM emits) never crash a
-session: every one becomes an observation with a turn status, and nothing escapes /app."""
+session: every one becomes an observation with a turn status, and nothing escapes /app.
+Numbers include 400-digit integers, infinities and NaN (they must be refused, not raised)."""
 
 import json
 import random
@@ -16,7 +17,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 PATHS = ["calc.py", "/app/calc.py", "../../etc/passwd", "/etc/passwd", "/app/../etc/shadow", "", ".", "/", "/app",
          "a\x00b", "sub/deep/new.py", "ünï/cødé.txt", "/app/" + "x" * 300, "link", "/proc/self/environ"]
 TEXTS = ["", "x", "\n", "return a + b", "\ud800 lone surrogate", "a\x00b", "line\n" * 50, "<<<<<<< SEARCH", "}{", "é" * 20]
-NUMS = [-5, 0, 1, 3, 10**9, "7", None, True, 2.5]
+NUMS = [-5, 0, 1, 3, 10**9, "7", None, True, 2.5, 10**400, -10**30, float("inf"), 1e308]
 
 
 def pick(rng, xs):
@@ -38,13 +39,14 @@ def action(style, rng):
         name = pick(rng, ["str_replace_editor"] * 3 + ["execute_bash"])
         if name == "execute_bash":
             return render_call(name, {"command": pick(rng, [f"cat {p}", "ln -s /etc/passwd link", t or "ls"]),
-                                      "timeout": pick(rng, [-3, 0, 1, 5])})
+                                      "timeout": pick(rng, [-3, 0, 1, 5, 10**400, float("inf")]),
+                                      "security_risk": pick(rng, ["LOW", "MEDIUM", "HIGH", "NONE"])})
         args = {"command": pick(rng, ["view", "create", "str_replace", "insert", "undo_edit"]), "path": p,
-                "old_str": t, "new_str": pick(rng, TEXTS), "file_text": t}
+                "old_str": t, "new_str": pick(rng, TEXTS), "file_text": t, "security_risk": "MEDIUM"}
         if rng.random() < 0.5:
-            args["insert_line"] = pick(rng, [-1, 0, 2, 10**6])
+            args["insert_line"] = pick(rng, [-1, 0, 2, 10**6, 10**400])
         if rng.random() < 0.3:
-            args["view_range"] = pick(rng, [[1, 2], [0, -1], [5, 1], [1, 10**6]])
+            args["view_range"] = pick(rng, [[1, 2], [0, -1], [5, 1], [1, 10**6], [1, 10**400], [[[[1]]]]])
         return render_call(name, args)
     if style == "qwen_code":
         calls = []
@@ -58,7 +60,8 @@ def action(style, rng):
             ]))
         return render_calls(calls)
     keys = pick(rng, [t, f"cat {p}\n", "C-c", "ln -s /etc/passwd link\n", "\x00", "x" * 70_000])
-    return json.dumps({"analysis": "", "plan": "", "commands": [{"keystrokes": keys, "duration": pick(rng, [-1, 0, 0.2])}],
+    duration = pick(rng, [-1, 0, 0.2, 0.1, 10**400, float("inf"), float("nan")])
+    return json.dumps({"analysis": "", "plan": "", "commands": [{"keystrokes": keys, "duration": duration}],
                        "task_complete": rng.random() < 0.1})
 
 

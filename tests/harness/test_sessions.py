@@ -159,6 +159,8 @@ def test_swe_agent_three_timeouts_in_a_row_end_the_run(task):
 
 
 def call(name, **params):
+    if name in ("execute_bash", "str_replace_editor"):  # required since OpenHands 0.62
+        params = {**params, "security_risk": params.get("security_risk", "MEDIUM")}
     body = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in params.items())
     return f"I will act.\n<function={name}>\n{body}</function>"
 
@@ -184,6 +186,11 @@ def test_openhands_bash_and_editor_observations(task):
         assert "should be an absolute path" in r.observation
         r = s.step("Let me think about this.")  # no tool call: the nudge
         assert r.status == "format_error" and "NEVER ask for human help" in r.observation and s.format_errors == 1
+        # OpenHands 0.62: `think` runs nothing and is acknowledged; the risk rating is kept with the call
+        r = s.step(call("think", thought="The sign in add is wrong."))
+        assert r.observation == "EXECUTION RESULT of [think]:\nYour thought has been logged." and r.status == "ok"
+        r = s.step(call("execute_bash", command="true", security_risk="LOW"))
+        assert '"security_risk": "LOW"' in r.tool_call_json
         r = s.step(call("finish", message="done"))
         assert r.done and s.stop_reason == "finish"
     finally:
@@ -207,7 +214,10 @@ def test_qwen_code_runs_all_calls_in_order_with_its_messages(task):
                    + tc("read_file", file_path="calc.py"))
         responses = r.observation.split("</tool_response>")
         assert r.observation.count("<tool_response>") == 4
-        assert "Command: echo out; echo err >&2; exit 4\nDirectory: sub\nOutput: out\nError: err\nExit Code: 4\nSignal: (none)" in responses[0]
+        # Qwen Code (0.15) runs commands in a pseudo-terminal: stdout and stderr arrive as one
+        # Output, in order; Error is only for a command that could not run at all
+        assert ("Command: echo out; echo err >&2; exit 4\nDirectory: sub\nOutput: out\nerr\nError: (none)\n"
+                "Exit Code: 4\nSignal: (none)") in responses[0]
         assert "found 2 occurrences for old_string in /app/calc.py but replace_all was not enabled" in responses[1]
         assert "0 occurrences found for old_string in /app/calc.py" in responses[2]
         assert "File path must be absolute: calc.py" in responses[3]
@@ -215,6 +225,30 @@ def test_qwen_code_runs_all_calls_in_order_with_its_messages(task):
         assert "Successfully modified file: /app/calc.py (1 replacements)." in r.observation
         r = s.step("All done: add now adds.")
         assert r.done and s.stop_reason == "no_tool_call" and s.finish().success
+    finally:
+        env.close()
+
+
+def test_qwen_code_read_only_search_tools(task):
+    # list_directory / glob / grep_search as Qwen Code (0.15) lays out their results; the old
+    # name search_file_content still works
+    h, s, env = session("qwen_code", task)
+    try:
+        r = s.step(tc("list_directory", path="/app") + tc("glob", pattern="**/*.TXT")
+                   + tc("grep_search", pattern=r"def \w+", include="c*.py")
+                   + tc("search_file_content", pattern="alpha", path="/app/sub")
+                   + tc("grep_search", pattern="(unclosed") + tc("list_directory", path="/etc")
+                   + tc("glob", pattern="*.nothing"))
+        out = r.observation.split("</tool_response>")
+        assert "Directory listing for /app:\n[DIR] sub\n" in out[0] and "\ncalc.py\n" in out[0]
+        assert 'Found 1 file(s) matching "**/*.TXT" within /app, sorted by modification time (newest first):\n/app/sub/notes.txt' in out[1]
+        assert ('Found 2 matches for pattern "def \\w+" in path "." (filter: "c*.py"):\n---\nFile: calc.py\n'
+                "L4: def add(a, b):\nL8: def mul(a, b):\n---") in out[2]
+        assert 'Found 2 matches for pattern "alpha" in path "/app/sub":\n---\nFile: notes.txt\nL1: alpha\nL2: beta alpha\n---' in out[3]
+        assert "Invalid regular expression pattern: (unclosed" in out[4] and r.status == "tool_error"
+        assert "must be within the root directory (/app): /etc" in out[5]
+        assert 'No files found matching pattern "*.nothing" within /app' in out[6]
+        assert env.workspace.read_text("calc.py") == CALC  # read-only
     finally:
         env.close()
 

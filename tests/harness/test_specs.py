@@ -94,3 +94,11 @@ def test_ceiling_variants_are_specs(suite):
     assert all(e.success for e in eps), [(e.context.harness_id, e.outcome) for e in eps]
     assert "Files in the repository (their contents are not shown)" in eps[1].turns[0].observation
     assert "def add" not in eps[1].turns[0].observation
+
+
+def test_the_udiff_variant_solves_through_unified_diffs(suite):
+    # Aider 0.86's udiff format: the oracle's edits as ```diff hunks, parsed and applied back
+    h = make_harness("aider_udiff")
+    for task in ("fix-add", "two-files"):
+        ep = run_group(Oracle(), [RolloutItem(h, suite[task], 0)])[0]
+        assert ep.success and ep.num_turns == 1 and "```diff\n--- calc.py\n+++ calc.py\n@@ @@\n" in ep.turns[0].action

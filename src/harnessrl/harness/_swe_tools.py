@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import Shell, resolve, shown
+from harnessrl.harness._reply import bounded_int
 
 LINT_SELECT = "F821,F822,F831,E111,E112,E113,E999,E902"
+MAX_LINE = 10**9  # line numbers past this are refused as they are written, before any int()
 
 
 @dataclass
@@ -81,9 +83,10 @@ class Tools:
         total, notes = n_lines(text), []
         target = 1
         if line is not None:
-            if not re.fullmatch(r"-?\d+", line):
+            number = bounded_int(line, -MAX_LINE, MAX_LINE) if re.fullmatch(r"-?\d+", line) else None
+            if number is None:
                 return 'Usage: open "<file>" [<line_number>]\nError: <line_number> must be a number'
-            target = int(line)
+            target = number
             if target > total:
                 notes.append(f"Warning: <line_number> ({target}) is past the end of the file ({total} lines); showing line {total}")
                 target = total
@@ -97,10 +100,11 @@ class Tools:
     def goto(self, line: str | None) -> str:
         if err := self._need_open():
             return err
-        if line is None or not re.fullmatch(r"\d+", line):
+        target = bounded_int(line, 0, MAX_LINE) if line is not None and re.fullmatch(r"\d+", line) else None
+        if target is None:
             return "Usage: goto <line_number>"
         text = self._text()
-        total, target = n_lines(text), int(line)
+        total = n_lines(text)
         if target > total or target < 1:
             return f"Error: <line_number> must be between 1 and {total}"
         goto_top(self.state, target - 1, total)
@@ -135,7 +139,7 @@ class Tools:
         """Returns (observation, ok)."""
         if err := self._need_open():
             return err, False
-        m = re.fullmatch(r"\s*(\d+):(\d+)\s*", line_range or "")
+        m = re.fullmatch(r"\s*(\d{1,9}):(\d{1,9})\s*", line_range or "")
         if not m:
             return "Usage: edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit", False
         start, end = int(m.group(1)) - 1, int(m.group(2)) - 1

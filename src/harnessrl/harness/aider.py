@@ -8,16 +8,21 @@ edited Python file, a failing `test_command` when one is configured — the fail
 the next user message (a *reflection*). At most `max_reflections` (3) reflections; the
 episode ends at the first reply that needs none. A reply without edit blocks ends it too.
 Shell commands the model proposes are never run (Aider answers "no" under --yes).
+With option `edit_format = "udiff"` the edits are unified diffs in ```diff blocks (Aider's
+udiff format, _aider_udiff.py; the variant spec `aider_udiff`).
 """
 
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from harnessrl.harness import _aider_edits as ed
+from harnessrl.harness import _aider_udiff as ud
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
+from harnessrl.harness._reply import guarded
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
 
 #: flake8 codes Aider treats as fatal when it lints an edited Python file
 FATAL_LINT = "E9,F821,F823,F831,F406,F407,F701,F702,F704,F706"
@@ -37,7 +42,16 @@ class AiderSession(CodeSession):
             values["files"] = "Files in the repository (their contents are not shown):\n" + "\n".join(ws.list_files(self.env))
         else:
             values["files"] = ""
-        return self.open_conversation(values)
+        messages = self.open_conversation(values)
+        # Aider shows worked example exchanges between the system prompt and the chat, then says
+        # the example project is gone (spec option `examples`: [{role, content}], in our words)
+        examples = [{"role": e["role"], "content": fill(e["content"], **values)} for e in self.opt("examples", [])]
+        if examples:
+            examples += [{"role": "user", "content": "That was an example from another project; its files are gone. "
+                                                     "Do not edit them."},
+                         {"role": "assistant", "content": "Ok."}]
+            self.messages = messages[:1] + examples + messages[1:]
+        return self.messages
 
     # -- one reply ---------------------------------------------------------------------------
 
@@ -55,7 +69,9 @@ class AiderSession(CodeSession):
             return self.end_turn(text, "", tool_result="no edit blocks in the reply", done=True)
         failed, applied, edited = self._apply(calls)
         reflection, status = "", "ok"
-        if failed:
+        if failed and self.harness.udiff:
+            reflection, status = ud.failure_report([hunk for hunk, _ in failed], applied), "tool_error"
+        elif failed:
             reflection, status = ed.failure_report(failed, applied, self.harness.fence), "tool_error"
         elif self.opt("lint", True):
             reflection = self._lint([p for p in edited if p.endswith(".py")])
@@ -73,18 +89,25 @@ class AiderSession(CodeSession):
             return self.end_turn(text, "", tool_calls=calls, tool_result=summary + "\n" + reflection, status=status, done=True)
         return self.end_turn(text, reflection, tool_calls=calls, tool_result=summary, status=status)
 
-    def _apply(self, calls: list[ToolCall]) -> tuple[list[tuple[ed.EditBlock, str | None]], int, list[str]]:
-        failed: list[tuple[ed.EditBlock, str | None]] = []
+    def _apply(self, calls: list[ToolCall]) -> tuple[list[tuple[Any, str | None]], int, list[str]]:
+        """Apply the edits in order: (failed (edit, file text), number applied, files edited)."""
+        failed: list[tuple[Any, str | None]] = []
         applied, edited = 0, []
         for call in calls:
-            block = ed.EditBlock(call.args["path"], call.args.get("search", ""), call.args["replace"])
+            if call.name == "udiff":
+                block: Any = ud.Hunk(call.args["path"], tuple(ed.split_lines(call.args["hunk"])))
+            else:
+                block = ed.EditBlock(call.args["path"], call.args.get("search", ""), call.args["replace"])
             rel = resolve(block.path)
             if not rel:
                 failed.append((block, None))
                 continue
             try:
                 current = ws.read_text(self.env, rel) if ws.exists(self.env, rel) else None
-                new = call.args["replace"] if call.name == "whole_file" else ed.apply_block(current, block)
+                if call.name == "udiff":
+                    new = ud.apply_hunk(current, block)
+                else:
+                    new = call.args["replace"] if call.name == "whole_file" else ed.apply_block(current, block)
                 if new is None:
                     failed.append((block, current))
                     continue
@@ -125,13 +148,20 @@ class AiderHarness(CodeHarness):
         return self.spec.options.get("edit_format", "diff") == "whole"
 
     @property
+    def udiff(self) -> bool:
+        return self.spec.options.get("edit_format", "diff") == "udiff"
+
+    @property
     def fence(self) -> str:
         return self.spec.options.get("fence", "```")
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         try:
             if self.whole:
                 return [ToolCall("whole_file", {"path": p, "replace": c}) for p, c in ed.find_whole_files(text)]
+            if self.udiff:
+                return [ToolCall("udiff", {"path": h.path, "hunk": "".join(h.lines)}) for h in ud.find_hunks(text)]
             return [ToolCall("search_replace", {"path": b.path, "search": b.search, "replace": b.replace})
                     for b in ed.find_edit_blocks(text)]
         except ed.EditFormatError as err:
@@ -164,14 +194,14 @@ class AiderHarness(CodeHarness):
             before = files[path]
             if intent.kind == "write":
                 after = intent.args["content"]
-                search = before or ""
+                search, after_block = before or "", after
             else:
                 search, after_block = _line_aligned(before or "", intent.args["old"], intent.args["new"])
                 after = (before or "").replace(search, after_block, 1)
-                if not self.whole:
-                    blocks.append(ed.render_block(path, search, after_block, self._fence_for(search, after_block)))
-            if intent.kind == "write" and not self.whole:
-                blocks.append(ed.render_block(path, search, after, self._fence_for(search, after)))
+            if self.udiff:
+                blocks.append(ud.render_hunk(path, search, after_block, new_file=before is None))
+            elif not self.whole:
+                blocks.append(ed.render_block(path, search, after_block, self._fence_for(search, after_block)))
             files[path] = after
             used += 1
         if self.whole:
@@ -188,11 +218,14 @@ class AiderHarness(CodeHarness):
             return False
         if self.whole:
             return True
+        if self.udiff:  # hunk lines are whole lines, and a blank before text means "append"
+            texts = [str(intent.args.get(k, "")) for k in ("content", "old", "new")]
+            return all(not t or t.endswith("\n") for t in texts) and (intent.kind != "replace" or bool(intent.args["old"].strip()))
         if intent.kind == "replace" and not str(intent.args.get("old", "")).strip():
             return False  # an all-blank SEARCH means "create or append" to Aider
         texts = [str(intent.args.get(k, "")) for k in ("content", "old", "new")]
-        markers = (ed.HEAD, ed.DIVIDER, ed.UPDATED)
-        return not any(m.match(line) for t in texts for line in t.split("\n") for m in markers)
+        markers = (ed.HEAD, ed.DIVIDER, ed.UPDATED)  # matched stripped, as Aider reads them
+        return not any(m.match(line.strip()) for t in texts for line in t.split("\n") for m in markers)
 
 
 def _line_aligned(content: str, old: str, new: str) -> tuple[str, str]:

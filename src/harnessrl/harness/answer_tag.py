@@ -14,11 +14,31 @@ times). After the first reply that parses, the episode ends and the hidden tests
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
+from harnessrl.harness._reply import guarded
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
-ANSWER = re.compile(r'<answer(?:\s+path\s*=\s*"([^"]*)")?\s*>(.*?)</answer>', re.DOTALL)
+#: the rest of an opening tag after `<answer`, matched at one position (never searched)
+_HEAD = re.compile(r'\s+path\s*=\s*"([^"]*)"\s*>|\s*>')
+
+
+def answers(text: str) -> Iterator[tuple[str | None, str]]:
+    """(path or None, raw body) of each answer, as the regex
+    `<answer(?:\\s+path\\s*=\\s*"([^"]*)")?\\s*>(.*?)</answer>` (DOTALL) finds them, in linear
+    time: a lazy body would rescan the rest of the reply from every unclosed `<answer>`."""
+    last_close = text.rfind("</answer>")
+    at = text.find("<answer")
+    while at >= 0:
+        head = _HEAD.match(text, at + len("<answer"))
+        if head is None or head.end() > last_close:  # no tag here, or no closing tag after it
+            at = text.find("<answer", at + 1)
+            continue
+        close = text.find("</answer>", head.end())
+        yield head.group(1), text[head.end():close]
+        at = text.find("<answer", close + len("</answer>"))
 
 
 def _body(raw: str) -> str:
@@ -64,12 +84,11 @@ class AnswerTagHarness(CodeHarness):
     tool_capabilities = {"file": frozenset({"edit"}), "script": frozenset({"shell", "edit"})}
     session_class = AnswerTagSession
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
-        if not isinstance(text, str):
-            return FormatError("the reply is not text")
         calls: list[ToolCall] = []
-        for m in ANSWER.finditer(text):
-            path, body = m.group(1), _body(m.group(2))
+        for path, raw in answers(text):
+            body = _body(raw)
             if path is not None:
                 if "file" not in self.tools:
                     return FormatError("file answers (<answer path=...>) are not available in this harness")

@@ -10,7 +10,8 @@ can write one in a TOML/YAML file) plus a small class (one per *style*) that
   5. decides when to stop, then asks the env for the verdict   `Session.finish() -> Verdict`
 
 Malformed output never raises: `parse` returns a `FormatError`, the session turns it into a
-`format_error` observation (the model is told what was wrong) and counts it.
+`format_error` observation (the model is told what was wrong) and counts it. Parsers run in
+time linear in the reply and within the limits of `_reply` (reply size, JSON depth, numbers).
 
 The *environment* of an agent episode is whatever the task kind needs: a sandboxed
 `Workspace` for code/terminal tasks (harnessrl.tasks), a browser env for MiniWoB++
@@ -52,9 +53,13 @@ class ToolCall:
 
 @dataclass(slots=True)
 class FormatError:
-    """Why model output could not be parsed; shown to the model as its observation."""
+    """Why model output could not be parsed; shown to the model as its observation.
+
+    `crash` names an exception a parser let escape (caught by `_reply.guarded`); it is empty
+    for every ordinary format error, and the parser tests fail on any non-empty one."""
 
     message: str
+    crash: str = ""
 
 
 @dataclass(slots=True)
@@ -116,6 +121,7 @@ class HarnessSpec(Config):
     max_turns: int = Field(30, ge=1)
     max_format_errors: int = Field(3, ge=0, description="Consecutive format errors before the run ends.")
     max_observation_chars: int = Field(10_000, ge=100)
+    max_reply_chars: int = Field(200_000, ge=1_000, description="Longer replies are format errors, never parsed.")
     command_timeout_s: float = Field(30.0, gt=0)
     skill: str | None = Field(None, description="Skill text injected into the system prompt ($skill).")
     skill_version: str = ""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from harnessrl.harness._reply import guarded
 from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
 from harnessrl.policies.scripted import register_planner
 
@@ -94,9 +95,10 @@ class LookupHarness(Harness):
         o = self.spec.options
         return str(o.get("look", DEFAULTS["look"])), str(o.get("answer", DEFAULTS["answer"])), str(o.get("syntax", "plain"))
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         look, answer, syntax = self._names()
-        line = text.strip().split("\n", 1)[0].strip() if isinstance(text, str) else ""
+        line = text.strip().split("\n", 1)[0].strip()
         if syntax == "call":
             m = re.fullmatch(rf"({re.escape(look)}|{re.escape(answer)})\((.+)\)", line)
             hint = f"{look}(<object>) or {answer}(<words>)"

@@ -22,14 +22,13 @@ spec.options: time_limit_s (see _miniwob).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 from harnessrl.envs.miniwob import AXNode
 from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, check_key, check_wait, shown_key
+from harnessrl.harness._reply import guarded, json_error, loads, tag_spans
 from harnessrl.harness.base import FormatError, Intent, Session, ToolCall, register_style
 
-TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 PARAMS = {"click": {"ref": int}, "type": {"ref": int, "text": str}, "press": {"key": str}, "wait": {"ms": int}, "stop": {}}
 OPTIONAL = {"wait": {"ms"}}
 CONTAINERS = ("generic", "none", "LabelText", "paragraph", "Section", "group")
@@ -92,10 +91,9 @@ class MiniWoBAXTreeHarness(MiniWoBHarness):
         tree = tree_text(session.env.accessibility_tree())
         return f"Instruction: {session.page.utterance}\n\nAccessibility tree:\n{tree}"
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
-        if not isinstance(text, str):
-            return FormatError("the reply is not text")
-        blocks = TOOL_CALL.findall(text)
+        blocks = [text[start:end] for start, end in tag_spans(text, "<tool_call>", "</tool_call>")]
         tools = ", ".join(self.tools)
         if not blocks:
             return FormatError(f'no <tool_call>...</tool_call> found. Call one tool ({tools}) as '
@@ -103,9 +101,9 @@ class MiniWoBAXTreeHarness(MiniWoBHarness):
         if len(blocks) > 1:
             return FormatError(f"{len(blocks)} tool calls found; make exactly one per reply")
         try:
-            call = json.loads(blocks[0])
-        except json.JSONDecodeError as err:
-            return FormatError(f"the tool call is not valid JSON: {err.msg} at character {err.pos}")
+            call = loads(blocks[0])
+        except ValueError as err:
+            return FormatError(f"the tool call is not valid JSON: {json_error(err)}")
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
             return FormatError('a tool call is a JSON object {"name": ..., "arguments": {...}}')
         name, args = call["name"], call.get("arguments", {})

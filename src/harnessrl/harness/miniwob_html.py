@@ -24,11 +24,13 @@ import re
 
 from harnessrl.envs.miniwob import Element, Page
 from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, check_key, check_wait, shown_key
+from harnessrl.harness._reply import guarded
 from harnessrl.harness.base import FormatError, Intent, Session, ToolCall, register_style
 
 # Upper-case only, at the start of a line: prose ("Click the button first") is not an action.
-COMMAND = re.compile(r"^\s*(CLICK|TYPE|PRESS|WAIT|STOP)\b(.*)$", re.MULTILINE)
-REF = r"\[?(\d+)\]?"
+# Leading blanks stop at the line end: `^\s*` would rescan a run of newlines from each of them.
+COMMAND = re.compile(r"^[^\S\n]*(CLICK|TYPE|PRESS|WAIT|STOP)\b(.*)$", re.MULTILINE)
+REF = r"\[?(\d{1,9})\]?"  # refs are small; a 4,300-digit one never reaches int()
 ARGS = {
     "click": re.compile(rf"^\s*{REF}\s*$"),
     "type": re.compile(rf'^\s*{REF}\s+("(?:[^"\\]|\\.)*")\s*$'),
@@ -92,9 +94,8 @@ class MiniWoBHtmlHarness(MiniWoBHarness):
         body = page_text(session.page, bool(self.spec.options.get("show_classes", True)))
         return f"Instruction: {session.page.utterance}\n\nPage:\n{body}"
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
-        if not isinstance(text, str):
-            return FormatError("the reply is not text")
         found = [(m.group(1).lower(), m.group(2)) for m in COMMAND.finditer(text)]
         allowed = " | ".join(SYNTAX[t] for t in self.tools)
         if not found:
@@ -112,8 +113,8 @@ class MiniWoBHtmlHarness(MiniWoBHarness):
         if name == "type":
             try:
                 typed = json.loads(m.group(2))
-            except json.JSONDecodeError as err:
-                return FormatError(f"the text of TYPE is not a valid quoted string: {err.msg}")
+            except ValueError as err:
+                return FormatError(f"the text of TYPE is not a valid quoted string: {getattr(err, 'msg', err)}")
             return [ToolCall("type", {"ref": int(m.group(1)), "text": typed})]
         if name == "press":
             bad = check_key(m.group(1))

@@ -14,8 +14,12 @@ Parameter values are taken verbatim except for ONE newline directly after `<para
 and ONE directly before `</parameter>` (OpenHands strips all surrounding whitespace; we keep
 the rest so file contents round-trip exactly). A missing `</function>` is added (models stop
 on it). One call per reply: the first is run. Tools: `execute_bash{command, is_input,
-timeout}`, `str_replace_editor{command, path, file_text, old_str, new_str, insert_line,
-view_range}`, `finish{message}`. Results come back as "EXECUTION RESULT of [NAME]:"; bash
+timeout, security_risk}`, `str_replace_editor{command, path, file_text, old_str, new_str,
+insert_line, view_range, security_risk}`, `think{thought}`, `finish{message}` — the schema of
+OpenHands 0.62.0 (@156d068). `finish.message` is required, as there; `security_risk` (LOW |
+MEDIUM | HIGH) is shown as required and recorded with the call, but a call without it is
+still run (a deliberate difference: models trained before 0.62 never send it). `think` only logs the thought
+("Your thought has been logged."). Results come back as "EXECUTION RESULT of [NAME]:"; bash
 results end with the working directory, the interpreter and `[Command finished with exit
 code N]`; output is capped at 30,000 characters. A malformed call is an error observation;
 a reply with no call gets the "continue, never ask for human help" nudge. Both count as
@@ -27,25 +31,58 @@ killed (exit code -1) rather than left running for `is_input`.
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Iterator
 from typing import Any
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, cap_middle, resolve, shown
 from harnessrl.harness._oh_editor import Editor, EditorError
+from harnessrl.harness._reply import bounded_int, finite_number, guarded, loads
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
-FUNCTION = re.compile(r"<function=([^>\n]*)>\n?(.*?)</function>", re.DOTALL)
-PARAMETER = re.compile(r"<parameter=([^>\n]*)>(.*?)</parameter>", re.DOTALL)
+MAX_TIMEOUT_S = 10**6  # larger timeouts are refused as written (the session clamps them to 1..600 s anyway)
 
 #: name -> {param: (type, required)}; types: str, int, bool, float, int_list, or a tuple of allowed strings
+#: OpenHands 0.62 asks the model to rate each command and edit (the schema marks it required);
+#: the rating is recorded in the call's args (the episode keeps it) and changes nothing here (no
+#: confirmation mode). Deliberate difference: a call without it is accepted, as before 0.62.
+RISK_LEVELS = ("LOW", "MEDIUM", "HIGH")
 SCHEMA: dict[str, dict[str, tuple[Any, bool]]] = {
-    "execute_bash": {"command": (str, True), "is_input": (bool, False), "timeout": (float, False)},
+    "execute_bash": {"command": (str, True), "is_input": (bool, False), "timeout": (float, False),
+                     "security_risk": (RISK_LEVELS, False)},
     "str_replace_editor": {"command": (("view", "create", "str_replace", "insert", "undo_edit"), True),
                            "path": (str, True), "file_text": (str, False), "old_str": (str, False),
-                           "new_str": (str, False), "insert_line": (int, False), "view_range": ("int_list", False)},
-    "finish": {"message": (str, False)},
+                           "new_str": (str, False), "insert_line": (int, False), "view_range": ("int_list", False),
+                           "security_risk": (RISK_LEVELS, False)},
+    "think": {"thought": (str, True)},
+    "finish": {"message": (str, True)},
 }
+
+
+def _tags(text: str, name: str) -> Iterator[tuple[str, int, int, int]]:
+    """(name, body start, body end, end) of each `<NAME=name>body</NAME>`, left to right, as the
+    regex `<NAME=([^>\\n]*)>(.*?)</NAME>` (DOTALL) finds them, in linear time: `str.find` scans,
+    and the next `>`/newline is remembered so a run of unclosed `<NAME=` is not rescanned."""
+    opening, closing = f"<{name}=", f"</{name}>"
+    gt = nl = -1  # the next '>' / newline at or after the current opening; -1: not looked up yet
+    at = text.find(opening)
+    while at >= 0:
+        start = at + len(opening)
+        if gt < start:
+            gt = text.find(">", start)
+            if gt < 0:
+                return  # no '>' after this opening, nor after any later one
+        if nl < start:
+            nl = text.find("\n", start)
+            nl = len(text) if nl < 0 else nl
+        if nl < gt:  # the name would span a line: no call starts here
+            at = text.find(opening, at + 1)
+            continue
+        end = text.find(closing, gt + 1)
+        if end < 0:
+            return
+        yield text[start:gt], gt + 1, end, end + len(closing)
+        at = text.find(opening, end + len(closing))
 
 
 def _value(raw: str) -> str:
@@ -58,23 +95,39 @@ def _convert(fn: str, name: str, value: str, kind: Any) -> Any:
         if value not in kind:
             raise ValueError(f"Parameter '{name}' of function '{fn}' must be one of {list(kind)}, got {value!r}")
         return value
-    try:
-        if kind is int:
-            return int(value.strip())
-        if kind is float:
-            return float(value.strip())
-        if kind is bool:
-            if value.strip().lower() not in ("true", "false"):
-                raise ValueError
-            return value.strip().lower() == "true"
-        if kind == "int_list":
-            out = json.loads(value)
-            if not (isinstance(out, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in out)):
-                raise ValueError
-            return out
-    except ValueError:
-        raise ValueError(f"Parameter '{name}' of function '{fn}' has an invalid value {value!r}") from None
+    invalid = ValueError(f"Parameter '{name}' of function '{fn}' has an invalid value {_short(value)}")
+    if kind is int:  # line numbers: at most 10 digits, never a 4,300-digit int()
+        number = bounded_int(value, -10**9, 10**9)
+        if number is None:
+            raise invalid
+        return number
+    if kind is float:  # seconds: a finite number in range, never inf or an OverflowError
+        try:
+            number = finite_number(float(value.strip()), -MAX_TIMEOUT_S, MAX_TIMEOUT_S)
+        except ValueError:
+            number = None
+        if number is None:
+            raise ValueError(f"Parameter '{name}' of function '{fn}' must be a finite number of seconds of at most "
+                             f"{MAX_TIMEOUT_S:,}, got {_short(value)}")
+        return number
+    if kind is bool:
+        if value.strip().lower() not in ("true", "false"):
+            raise invalid
+        return value.strip().lower() == "true"
+    if kind == "int_list":
+        try:
+            out = loads(value)  # depth- and size-limited: `[[[[...` is a format error, not a RecursionError
+        except ValueError:
+            raise invalid from None
+        if not (isinstance(out, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in out)):
+            raise invalid
+        return out
     return value
+
+
+def _short(value: str, limit: int = 200) -> str:
+    """A value quoted for an error message, cut so a huge value does not flood the observation."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + f"... ({len(value):,} characters)"
 
 
 def parse_call(text: str, tools: tuple[str, ...]) -> list[ToolCall] | FormatError:
@@ -82,21 +135,23 @@ def parse_call(text: str, tools: tuple[str, ...]) -> list[ToolCall] | FormatErro
         return FormatError("no function call")
     if "<function=" in text and "</function>" not in text:
         text += "</function>"
-    m = FUNCTION.search(text)
+    m = next(_tags(text, "function"), None)
     if m is None:
         return FormatError("no function call")
-    fn = m.group(1).strip()
+    fn, body_start, body_end, _ = m
+    fn = fn.strip()
     if fn not in SCHEMA or fn not in tools:
-        return FormatError(f"Function '{fn}' is not among the available tools: {', '.join(tools)}")
+        return FormatError(f"Function {_short(fn)} is not among the available tools: {', '.join(tools)}")
+    body = text[body_start + 1 if text.startswith("\n", body_start) else body_start:body_end]
     args: dict[str, Any] = {}
-    for pm in PARAMETER.finditer(m.group(2)):
-        name = pm.group(1).strip()
+    for name, start, end, _ in _tags(body, "parameter"):
+        name = name.strip()
         if name not in SCHEMA[fn]:
-            return FormatError(f"Parameter '{name}' is not allowed for function '{fn}'; allowed: {', '.join(SCHEMA[fn])}")
+            return FormatError(f"Parameter {_short(name)} is not allowed for function '{fn}'; allowed: {', '.join(SCHEMA[fn])}")
         if name in args:
             return FormatError(f"Parameter '{name}' is given twice in the call to '{fn}'")
         try:
-            args[name] = _convert(fn, name, _value(pm.group(2)), SCHEMA[fn][name][0])
+            args[name] = _convert(fn, name, _value(body[start:end]), SCHEMA[fn][name][0])
         except ValueError as err:
             return FormatError(str(err))
     missing = [p for p, (_, req) in SCHEMA[fn].items() if req and p not in args]
@@ -144,6 +199,12 @@ class OpenHandsSession(CodeSession):
             return result
         call = calls[0]
         status, done = "ok", False
+        if call.name == "think":  # OpenHands answers a thought with a fixed acknowledgement
+            obs = "EXECUTION RESULT of [think]:\nYour thought has been logged."
+            done = self._stuck(render_call(call.name, call.args), obs, False)
+            if done:
+                self.stop("stuck_in_loop")
+            return self.end_turn(text, obs, tool_calls=[call], tool_result="Your thought has been logged.", done=done)
         if call.name == "finish":
             self.stop("finish")
             return self.end_turn(text, "", tool_calls=[call], tool_result=call.args.get("message", ""), done=True)
@@ -190,7 +251,7 @@ class OpenHandsSession(CodeSession):
 @register_style
 class OpenHandsHarness(CodeHarness):
     style = "openhands"
-    all_tools = ("execute_bash", "str_replace_editor", "finish")
+    all_tools = ("execute_bash", "str_replace_editor", "think", "finish")
     tool_capabilities = {"execute_bash": frozenset({"shell", "edit"}), "str_replace_editor": frozenset({"edit"})}
     session_class = OpenHandsSession
 
@@ -198,32 +259,38 @@ class OpenHandsHarness(CodeHarness):
         docs = self.spec.options.get("tool_docs", {})
         return "\n\n".join(docs[t] for t in self.tools if t in docs)
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         return parse_call(text, self.tools)
 
     def render_intent(self, intent: Intent, session: Session | None) -> str:
         a = intent.args
         path = lambda p: shown(resolve(p) or "") if not p.startswith("/") else p  # noqa: E731
+        # the oracle rates reads LOW and changes MEDIUM, as OpenHands' prompt describes the levels
         if intent.kind == "run":
-            return render_call("execute_bash", {"command": a["command"]})
+            return render_call("execute_bash", {"command": a["command"], "security_risk": "MEDIUM"})
         if intent.kind == "read":
-            return render_call("str_replace_editor", {"command": "view", "path": path(a["path"])})
+            return render_call("str_replace_editor", {"command": "view", "path": path(a["path"]), "security_risk": "LOW"})
         if intent.kind in ("finish", "answer"):
             return render_call("finish", {"message": a.get("message", a.get("text", "Done."))})
+        edit = self._edit(intent, session, path)
+        if edit is None:
+            raise ValueError(f"openhands cannot express a {intent.kind!r} intent")
+        return render_call("str_replace_editor", edit | {"security_risk": "MEDIUM"})
+
+    def _edit(self, intent: Intent, session: Session | None, path) -> dict[str, Any] | None:
+        a = intent.args
         if intent.kind == "replace":
-            return render_call("str_replace_editor", {"command": "str_replace", "path": path(a["path"]),
-                                                      "old_str": a["old"], "new_str": a["new"]})
+            return {"command": "str_replace", "path": path(a["path"]), "old_str": a["old"], "new_str": a["new"]}
         if intent.kind == "write":
             rel = resolve(a["path"]) or ""
             current = ws.read_text(session.env, rel) if session is not None and rel and ws.exists(session.env, rel) else None
             if current is None:
-                return render_call("str_replace_editor", {"command": "create", "path": path(a["path"]), "file_text": a["content"]})
+                return {"command": "create", "path": path(a["path"]), "file_text": a["content"]}
             if current == "":
-                return render_call("str_replace_editor", {"command": "insert", "path": path(a["path"]),
-                                                          "insert_line": 0, "new_str": a["content"]})
-            return render_call("str_replace_editor", {"command": "str_replace", "path": path(a["path"]),
-                                                      "old_str": current, "new_str": a["content"]})
-        raise ValueError(f"openhands cannot express a {intent.kind!r} intent")
+                return {"command": "insert", "path": path(a["path"]), "insert_line": 0, "new_str": a["content"]}
+            return {"command": "str_replace", "path": path(a["path"]), "old_str": current, "new_str": a["content"]}
+        return None
 
     def expressible(self, intent: Intent) -> bool:
         texts = [str(v) for v in intent.args.values()]

@@ -14,28 +14,38 @@ not a JSON object with `name` and `arguments` is a format error (nothing runs).
 
 Tools: `read_file{file_path, offset, limit}`, `edit{file_path, old_string, new_string,
 replace_all}`, `write_file{file_path, content}`, `run_shell_command{command, is_background,
-timeout (ms), description, directory}`. Paths must be absolute under /app. Shell results:
-Command / Directory / Output / Error / Exit Code / Signal. Each command is a fresh shell in
-the sandbox, as in Qwen Code. Three identical validation failures add a retry-loop warning;
-five identical calls in a row trip the loop detector, which ends the episode.
+timeout (ms), description, directory}`, and the read-only `list_directory`, `glob`,
+`grep_search` (also under its old name `search_file_content`; see _qwen_tools). Paths must
+be absolute under /app. Shell results: Command / Directory / Output (stdout and stderr as one
+stream, in order, as Qwen Code's pseudo-terminal shows them) / Error (only when the command
+could not run at all) / Exit Code / Signal. Each command is a fresh shell in the sandbox.
+Three identical validation failures add a retry-loop warning; five identical calls in a row
+trip the loop detector, which ends the episode. Follows Qwen Code 0.15 (docs/harnesses.md).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import WORKDIR, CodeHarness, CodeSession, cap_middle, resolve, shown
+from harnessrl.harness._qwen_tools import PARAMS as SEARCH_PARAMS, REQUIRED as SEARCH_REQUIRED, SEARCH_TOOLS, run_search
+from harnessrl.harness._reply import finite_number, guarded, json_error, loads, tag_spans
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
-TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 REQUIRED = {"read_file": ("file_path",), "edit": ("file_path", "old_string", "new_string"),
             "write_file": ("file_path", "content"), "run_shell_command": ("command",)}
 TYPES = {"file_path": str, "offset": int, "limit": int, "old_string": str, "new_string": str, "replace_all": bool,
          "content": str, "command": str, "is_background": bool, "timeout": (int, float), "description": str, "directory": str}
+#: the parameters each tool takes (a parameter of another tool is "additional")
+PARAMS = {"read_file": ("file_path", "offset", "limit"), "edit": ("file_path", "old_string", "new_string", "replace_all"),
+          "write_file": ("file_path", "content"),
+          "run_shell_command": ("command", "is_background", "timeout", "description", "directory")}
 MAX_LINES, MAX_LINE_CHARS = 2000, 2000
+MAX_CALLS = 64  # tool calls per reply; more is a format error (each may start a sandboxed process)
+#: the range a numeric parameter must lie in (timeout in ms: at most a day)
+RANGES = {"offset": (0, 10**9), "limit": (0, 10**9), "timeout": (0, 86_400_000), "maxResults": (0, 10**9)}
 
 
 def parse_calls(text: str) -> list[ToolCall] | FormatError:
@@ -44,18 +54,20 @@ def parse_calls(text: str) -> list[ToolCall] | FormatError:
     if text.count("<tool_call>") > text.count("</tool_call>"):
         text += "</tool_call>"  # generation stopped at the closing tag
     calls = []
-    for i, m in enumerate(TOOL_CALL.finditer(text), 1):
+    for i, (start, end) in enumerate(tag_spans(text, "<tool_call>", "</tool_call>"), 1):
+        if i > MAX_CALLS:
+            return FormatError(f"more than {MAX_CALLS} tool calls in one reply; make fewer calls per reply")
         try:
-            obj = json.loads(m.group(1))
+            obj = loads(text[start:end])
         except ValueError as err:
-            return FormatError(f"tool call {i} is not valid JSON ({err}); write "
+            return FormatError(f"tool call {i} is not valid JSON ({json_error(err)}); write "
                                '<tool_call>{"name": ..., "arguments": {...}}</tool_call>')
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
             return FormatError(f'tool call {i} must be a JSON object with a "name" string and an "arguments" object')
         args = obj.get("arguments", {})
         if isinstance(args, str):  # some models send the arguments JSON-encoded
             try:
-                args = json.loads(args)
+                args = loads(args)
             except ValueError:
                 return FormatError(f"tool call {i}: the arguments string is not valid JSON")
         if not isinstance(args, dict):
@@ -117,6 +129,8 @@ class QwenCodeSession(CodeSession):
         try:
             if call.name == "run_shell_command":
                 return self._shell(a)
+            if call.name in SEARCH_TOOLS:
+                return run_search(self.env, self.shell, call.name, a)
             rel = resolve(a["file_path"])
             if call.name == "read_file":
                 return self._read(rel, a)
@@ -181,12 +195,16 @@ class QwenCodeSession(CodeSession):
             return f"Directory '{directory}' is not a directory inside the project root ({WORKDIR}).", False
         timeout = min(max(1.0, float(a.get("timeout") or self.harness.spec.command_timeout_s * 1000) / 1000),
                       float(self.opt("max_command_timeout_s", 600)))
-        out = self.shell.run(a["command"], cwd=shown(cwd), timeout=timeout, keep_cwd=False)
+        # one stream, as Qwen Code's pseudo-terminal gives it: stderr lands in Output, in order
+        out = self.shell.run("exec 2>&1\n" + a["command"], cwd=shown(cwd), timeout=timeout, keep_cwd=False)
         note = "\n(Ran in the foreground: background processes are not kept between commands here.)" if a.get("is_background") else ""
         if out.status == "timeout":
             return f"Command timed out after {timeout:g} s and was stopped.\nCommand: {a['command']}", False
+        # Error is for a command that could not be started or run at all, not for its stderr
+        error = "(none)" if out.status in ("ok", "output_truncated") else f"the command could not run to completion ({out.status})"
+        output = (out.stdout + out.stderr).rstrip()
         return (f"Command: {a['command']}\nDirectory: {directory or '(root)'}\n"
-                f"Output: {out.stdout.rstrip() or '(empty)'}\nError: {out.stderr.rstrip() or '(none)'}\n"
+                f"Output: {output or '(empty)'}\nError: {error}\n"
                 f"Exit Code: {out.exit_code if out.exit_code is not None else '(none)'}\n"
                 f"Signal: {out.signal if out.signal is not None else '(none)'}{note}"), True
 
@@ -194,7 +212,7 @@ class QwenCodeSession(CodeSession):
 @register_style
 class QwenCodeHarness(CodeHarness):
     style = "qwen_code"
-    all_tools = ("read_file", "edit", "write_file", "run_shell_command")
+    all_tools = ("read_file", "edit", "write_file", "run_shell_command", "list_directory", "glob", "grep_search")
     tool_capabilities = {"edit": frozenset({"edit"}), "write_file": frozenset({"edit"}),
                          "run_shell_command": frozenset({"shell", "edit"})}
     session_class = QwenCodeSession
@@ -203,26 +221,32 @@ class QwenCodeHarness(CodeHarness):
         docs = self.spec.options.get("tool_docs", {})
         return "\n\n".join(docs[t] for t in self.tools if t in docs)
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         return parse_calls(text)
 
     def validate(self, call: ToolCall) -> str:
         """Qwen Code's parameter validation; the message is the function response."""
-        if call.name not in self.tools:
+        name = "grep_search" if call.name == "search_file_content" else call.name  # the pre-0.1 name
+        if name not in self.tools:
             return f'Tool "{call.name}" not found in registry. Available tools: {", ".join(self.tools)}.'
-        for p in REQUIRED[call.name]:
+        search = call.name in SEARCH_TOOLS
+        params = SEARCH_PARAMS[call.name] if search else {p: TYPES[p] for p in PARAMS[call.name]}
+        for p in SEARCH_REQUIRED[call.name] if search else REQUIRED[call.name]:
             if p not in call.args:
                 return f"params must have required property '{p}'"
         for p, v in call.args.items():
-            if p not in TYPES:
+            if p not in params:
                 return f"params must NOT have additional properties: '{p}'"
-            if not isinstance(v, TYPES[p]) or (TYPES[p] is int and isinstance(v, bool)):
+            if not isinstance(v, params[p]) or (params[p] is int and isinstance(v, bool)):
                 return f"params/{p} has the wrong type"
-        path = call.args.get("file_path")
+            if p in RANGES and finite_number(v, *RANGES[p]) is None:
+                return f"params/{p} must be between {RANGES[p][0]} and {RANGES[p][1]}"
+        path = call.args.get("file_path", call.args.get("path"))
         if path is not None:
             if not path.startswith("/"):
                 return f"File path must be absolute: {path}"
-            if not resolve(path):
+            if resolve(path) is None or (not search and not resolve(path)):
                 return f"File path must be within the root directory ({WORKDIR}): {path}"
         return ""
 

@@ -16,15 +16,14 @@ and the workspace as it stands is submitted (`exit_format`). Commands time out a
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown, cap_middle
+from harnessrl.harness._reply import fenced_blocks, guarded
 from harnessrl.harness._swe_tools import Tools, WindowState
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
 
-FENCED = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 SPECIAL = ("open", "goto", "scroll_up", "scroll_down", "create", "find_file", "search_dir", "search_file", "edit", "submit")
 DEFAULT_BLOCKLIST = ("vim", "vi", "emacs", "nano", "nohup", "gdb", "less", "tail -f", "python -m venv")
 DEFAULT_STANDALONE = ("python", "python3", "ipython", "bash", "sh", "/bin/bash", "/bin/sh", "nohup", "vi", "vim", "emacs", "nano", "su")
@@ -191,8 +190,9 @@ class SweAgentHarness(CodeHarness):
         return (first in blocklist or any(" " in b and command.strip().startswith(b) for b in blocklist)
                 or command.strip() in standalone)
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
-        blocks = FENCED.findall(text) if isinstance(text, str) else []
+        blocks = fenced_blocks(text)
         if not blocks:
             return FormatError("no command found")
         call = parse_action(blocks[-1], self.special)

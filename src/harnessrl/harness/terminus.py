@@ -26,11 +26,13 @@ from typing import Any
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
+from harnessrl.harness._reply import finite_number, guarded, json_error, loads
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
 
 PS1 = "agent@sandbox:\\w [\\#]$ "  # \\# counts commands run: a higher number = the command finished
 _PROMPT = re.compile(r"agent@sandbox:[^\n]* \[(\d+)\]\$ ?$")
 _SAFE = re.compile(r"^[\x20-\x7e\n]*$")  # typed as-is; anything else travels base64-encoded
+MAX_DURATION_S = 10**6  # a duration is a finite number of seconds up to this (the session waits at most 60)
 
 
 def parse_response(text: str) -> list[ToolCall] | FormatError:
@@ -40,9 +42,9 @@ def parse_response(text: str) -> list[ToolCall] | FormatError:
     if start < 0 or end < start:
         return FormatError("No valid JSON object found in the response")
     try:
-        obj = json.loads(text[start:end + 1])
+        obj = loads(text[start:end + 1])
     except ValueError as err:
-        return FormatError(f"Invalid JSON: {err}")
+        return FormatError(f"Invalid JSON: {json_error(err)}")
     if not isinstance(obj, dict):
         return FormatError("The response must be a JSON object")
     missing = [k for k in ("analysis", "plan", "commands") if k not in obj]
@@ -54,10 +56,10 @@ def parse_response(text: str) -> list[ToolCall] | FormatError:
     for i, cmd in enumerate(obj["commands"]):
         if not isinstance(cmd, dict) or not isinstance(cmd.get("keystrokes"), str):
             return FormatError(f"Command {i} must be an object with a 'keystrokes' string")
-        duration = cmd.get("duration", 1.0)
-        if isinstance(duration, bool) or not isinstance(duration, (int, float)) or duration != duration:
-            return FormatError(f"Command {i}: 'duration' must be a number of seconds")
-        calls.append(ToolCall("keystrokes", {"keystrokes": cmd["keystrokes"], "duration": float(duration)}))
+        duration = finite_number(cmd.get("duration", 1.0), -MAX_DURATION_S, MAX_DURATION_S)
+        if duration is None:
+            return FormatError(f"Command {i}: 'duration' must be a number of seconds (at most {MAX_DURATION_S:,})")
+        calls.append(ToolCall("keystrokes", {"keystrokes": cmd["keystrokes"], "duration": duration}))
     complete = obj.get("task_complete", False)
     if isinstance(complete, str) and complete.lower() in ("true", "false"):
         complete = complete.lower() == "true"
@@ -183,6 +185,7 @@ class TerminusHarness(CodeHarness):
     def is_key_name(self, keys: str) -> bool:
         return bool(self.KEY_NAMES.match(keys))
 
+    @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
         return parse_response(text)
 
