@@ -72,7 +72,9 @@ from harnessrl.tasks.process import (
     communicate,
     read_all,
 )
-from harnessrl.tasks.workspace import APP, Workspace
+from harnessrl.tasks.cgroup import EpisodeCgroup
+from harnessrl.tasks.seccomp import filter_bpf, filter_fd
+from harnessrl.tasks.workspace import APP, Workspace, remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +142,7 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         bwrap: str | None = None,
         state_dir: str | Path | None = None,
+        seccomp: bool = True,
     ):
         self.limits = limits or Limits()
         self.unsafe = os.environ.get("HARNESSRL_UNSAFE_SANDBOX", "").lower() in ("1", "true", "yes") if unsafe is None else unsafe
@@ -160,6 +163,14 @@ class Sandbox:
             warnings.warn(msg, UnsafeSandboxWarning, stacklevel=2)
             log.warning(msg)
         self.root = os.geteuid() == 0
+        # The syscall filter (seccomp.py) for every sandboxed process; compiled once, here.
+        self.seccomp_bpf = filter_bpf() if self.bwrap and seccomp else None
+        if self.bwrap and seccomp and self.seccomp_bpf is None:
+            msg = ("no seccomp filter: libseccomp's Python bindings are missing (Debian: apt-get install "
+                   "python3-seccomp, or run scripts/setup-system.sh); ptrace, pidfd_getfd, io_uring ... stay "
+                   "callable inside the sandbox")
+            warnings.warn(msg, UnsafeSandboxWarning, stacklevel=2)
+            log.warning(msg)
         paths = default_python_paths() if python_paths is None else [Path(p) for p in python_paths]
         self.ro_paths = [Path(os.path.abspath(p)) for p in [*paths, *ro_paths]]
         self.hidden = [Path(os.path.abspath(p)) for p in [_PACKAGE_DIR, *hidden]]
@@ -190,12 +201,14 @@ class Sandbox:
                     self._staged.append((p, stage))
         # Mount-namespace holders, one per workspace (see _namespace), started lazily.
         self._helpers: dict[str, subprocess.Popen] = {}
+        # One cgroup per workspace (cgroup.py): the sum of an episode's processes is bounded.
+        self._cgroups: dict[str, EpisodeCgroup | None] = {}
         self._lock = threading.Lock()
         weakref.finalize(self, _stop_helpers, self._helpers, None)
 
     def __getstate__(self) -> dict:  # picklable for process pools and Ray: helpers stay behind
         state = self.__dict__.copy()
-        state["_helpers"], state["_lock"] = {}, None
+        state["_helpers"], state["_lock"], state["_cgroups"] = {}, None, {}
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -230,6 +243,23 @@ class Sandbox:
             weakref.finalize(ws, _stop_helpers, self._helpers, key)
             return proc.pid
 
+    def cgroup(self, ws: Workspace) -> EpisodeCgroup | None:
+        """The episode's cgroup (created at its first command; None where the machine has none)."""
+        if not self.root or self.bwrap is None:
+            return None
+        key = str(ws.home)
+        with self._lock:
+            if key not in self._cgroups:
+                cg = EpisodeCgroup.create(str(ws.uid), self.limits.episode_memory_mb, self.limits.nproc)
+                if cg is None or not cg.limited:
+                    if not getattr(Sandbox, "_cgroup_logged", False):
+                        Sandbox._cgroup_logged = True
+                        log.warning("episode limits: %s", EpisodeCgroup.reason())
+                self._cgroups[key] = cg
+                if cg is not None:
+                    ws.on_close(functools.partial(_remove_cgroup, self._cgroups, key))
+            return self._cgroups[key]
+
     def hide(self, *paths: str | Path) -> None:
         """Never show these host paths (e.g. a suite's folder) even if they lie in a bound tree."""
         for p in paths:
@@ -240,7 +270,7 @@ class Sandbox:
     # -- building the command line -------------------------------------------------------
 
     def _bwrap_args(self, ws: Workspace, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
-                    cwd: str) -> list[str]:
+                    cwd: str, call_dir: Path | None) -> list[str]:
         staged = dict(self._staged)
         a = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
@@ -251,7 +281,10 @@ class Sandbox:
         ]
         if (ws.etc / "passwd").exists():
             a += ["--ro-bind", str(ws.etc / "passwd"), "/etc/passwd", "--ro-bind", str(ws.etc / "group"), "/etc/group"]
-        a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        if call_dir is not None:  # on the episode's size- and inode-capped scratch tmpfs
+            a += ["--bind", str(call_dir / "tmp"), "/tmp"]
+        else:
+            a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
         for p in self.ro_paths:  # a tree inside a hidden path is not bound at all
             if p.exists() and not any(p.is_relative_to(h) for h in self.hidden):
                 a += ["--ro-bind", str(staged.get(p, p)), str(p)]
@@ -261,15 +294,20 @@ class Sandbox:
         bound = [*self.ro_paths, Path("/usr"), Path("/etc")]
         for h in self.hidden:
             if h.exists() and any(h.is_relative_to(b) for b in bound):
-                a += ["--tmpfs", str(h)]
-        a += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+                a += ["--size", "4096", "--tmpfs", str(h), "--remount-ro", str(h)]  # empty, unwritable
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        if call_dir is not None:
+            a += ["--bind", str(call_dir / "shm"), "/dev/shm"]
+        else:
+            a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--remount-ro", "/", "--chdir", cwd]
         for k, v in {**self.env, **env}.items():
             a += ["--setenv", k, v]
         return a
 
     def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
-              env: Mapping[str, str], cwd: str, status_fd: int | None) -> list[str]:
+              env: Mapping[str, str], cwd: str, status_fd: int | None, seccomp_fd: int | None = None,
+              call_dir: Path | None = None) -> list[str]:
         nproc = limits.nproc
         if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
             nproc += _count_processes(os.getuid())
@@ -289,14 +327,28 @@ class Sandbox:
         argv = []
         if self.root:
             argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
-        argv += self._bwrap_args(ws, limits, binds, env, cwd)
+        argv += self._bwrap_args(ws, limits, binds, env, cwd, call_dir)
+        i = argv.index("--as-pid-1")
         if status_fd is not None:
-            i = argv.index("--as-pid-1")
             argv[i + 1:i + 1] = ["--json-status-fd", str(status_fd)]
+        if seccomp_fd is not None:
+            argv[i + 1:i + 1] = ["--seccomp", str(seccomp_fd)]
         argv += ["--", *inner]
         if self._staged:
             argv = ["nsenter", f"--mount=/proc/{self._namespace(ws)}/ns/mnt", "--", *argv]
+        cg = self.cgroup(ws)
+        if cg is not None:  # join the episode's cgroup(s) as root, then exec the chain; never run outside
+            n = len(cg.procs_files)
+            join = " && ".join(f'echo $$ > "${k + 1}"' for k in range(n))
+            argv = ["/bin/sh", "-c", join + f' && shift {n} && exec "$@" || '
+                    "{ echo 'harnessrl sandbox: cannot join the episode cgroup' >&2; exit 125; }",
+                    "sh", *cg.procs_files, *argv]
         return argv
+
+    def _open_call(self, ws: Workspace) -> tuple[int | None, Path | None]:
+        """Per-call resources: a seccomp program fd and the call's /tmp and /dev/shm dirs."""
+        fd = filter_fd(self.seccomp_bpf) if self.seccomp_bpf else None
+        return fd, (ws.call_dirs() if self.bwrap is not None else None)
 
     # -- one command ---------------------------------------------------------------------
 
@@ -311,6 +363,7 @@ class Sandbox:
         binds: Sequence[Bind] = (),
         cwd: str = APP,
         limits: Limits | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> SandboxResult:
         """Run `command` (a bash script string, or an argv list) in a fresh sandbox; never raises
         for anything the command does."""
@@ -321,26 +374,42 @@ class Sandbox:
         if missing:
             return SandboxResult("sandbox_error", None, "", "", 0.0, detail=f"bind source missing: {missing}")
         status_r, status_w = os.pipe() if self.bwrap else (None, None)
-        argv = self._argv(command, workspace, limits, binds, env or {}, cwd, status_w)
+        seccomp_fd, call_dir = self._open_call(workspace)
+        cg = self.cgroup(workspace)
+        ooms = cg.oom_kills() if cg is not None else 0
         t0 = time.perf_counter()
         try:
+            argv = self._argv(command, workspace, limits, binds, env or {}, cwd, status_w, seccomp_fd, call_dir)
+            keep = [fd for fd in (status_w, seccomp_fd, *pass_fds) if fd is not None]
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, pass_fds=[status_w] if status_w is not None else (),
+                start_new_session=True, pass_fds=keep,
                 cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
             )
         except OSError as err:
-            for fd in (status_r, status_w):
+            for fd in (status_r, status_w, seccomp_fd):
                 if fd is not None:
                     os.close(fd)
+            if call_dir is not None:
+                remove_tree(call_dir)
             return SandboxResult("sandbox_error", None, "", "", time.perf_counter() - t0, detail=f"cannot start: {err}")
-        if status_w is not None:
-            os.close(status_w)
-        data = stdin.encode() if isinstance(stdin, str) else stdin
-        out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes, workspace.uid)
-        wall = time.perf_counter() - t0
-        status_json = read_all(status_r) if status_r is not None else b""
-        return classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json, self.bwrap is not None, limits)
+        for fd in (status_w, seccomp_fd):
+            if fd is not None:
+                os.close(fd)
+        try:
+            data = stdin.encode() if isinstance(stdin, str) else stdin
+            out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes, workspace.uid)
+            wall = time.perf_counter() - t0
+            status_json = read_all(status_r) if status_r is not None else b""
+        finally:
+            if call_dir is not None:
+                remove_tree(call_dir)
+        result = classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json,
+                               self.bwrap is not None, limits)
+        if cg is not None and cg.limited and cg.oom_kills() > ooms and result.status in ("ok", "killed"):
+            result = replace(result, status="oom",
+                             detail=f"episode memory limit of {self.limits.episode_memory_mb} MB (all processes together)")
+        return result
 
     def _host_env(self) -> dict[str, str]:
         # The chain (nsenter/setpriv/bwrap, or prlimit when unsafe) needs a PATH; bwrap --clearenv drops it.
@@ -366,12 +435,23 @@ class Sandbox:
         `lifetime_s` wall seconds or at `close()`.
         """
         limits = replace(limits or self.limits, timeout_s=lifetime_s, cpu_s=max(1, int(lifetime_s)))
-        argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None)
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
-        )
-        return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid)
+        seccomp_fd, call_dir = self._open_call(workspace)
+        cleanup = functools.partial(remove_tree, call_dir) if call_dir is not None else None
+        try:
+            argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None, seccomp_fd, call_dir)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, pass_fds=[seccomp_fd] if seccomp_fd is not None else (),
+                cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
+            )
+        except BaseException:
+            if cleanup is not None:
+                cleanup()
+            raise
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid, on_close=cleanup)
 
 
 def _ulimits(limits: Limits, nproc: int, shell: str) -> str:
@@ -398,6 +478,12 @@ def _stop_helpers(helpers: dict[str, subprocess.Popen], key: str | None) -> None
             proc.wait()
         for f in (proc.stdout, proc.stderr):
             f.close()
+
+
+def _remove_cgroup(cgroups: dict[str, EpisodeCgroup | None], key: str) -> None:
+    cg = cgroups.pop(key, None)
+    if cg is not None:
+        cg.remove()
 
 
 def _count_processes(uid: int) -> int:
