@@ -54,6 +54,7 @@ TESTS_AT = "/tests"
 PLUGIN_AT = "/grader"
 LOGS_AT = "/logs/verifier"
 PLUGIN_SOURCE = Path(__file__).with_name("grader_plugin.py")
+INIT_SOURCE = Path(__file__).with_name("grader_init.py")
 REWARD_MAX_BYTES = 4096
 REPORT_MAX_BYTES = 16 << 20
 OUTCOME_WORDS = ("passed", "failed", "error", "skipped", "xfail", "xpass")
@@ -216,8 +217,9 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
             p = os.path.join(dirpath, name)
             os.chmod(p, 0o755 if os.stat(p).st_mode & 0o100 else 0o644)
     plugin = _root_dir(gws.home / "grader")
-    shutil.copyfile(PLUGIN_SOURCE, plugin / "harnessrl_grader.py")
-    os.chmod(plugin / "harnessrl_grader.py", 0o644)
+    for source, name in ((PLUGIN_SOURCE, "harnessrl_grader.py"), (INIT_SOURCE, "harnessrl_init.py")):
+        shutil.copyfile(source, plugin / name)
+        os.chmod(plugin / name, 0o644)
     return [Bind(tests, TESTS_AT), Bind(plugin, PLUGIN_AT)]
 
 
@@ -228,7 +230,7 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -
     """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run)."""
     binds = _stage_tests(task, gws)
     targets = [f"{TESTS_AT}/{f}" for g in TEST_GROUPS for f in task.test_files.get(g, ())]
-    cmd = ["python", "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
+    cmd = ["python", "-I", f"{PLUGIN_AT}/harnessrl_init.py", "python", "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
            f"--confcutdir={TESTS_AT}", "-p", "harnessrl_grader", "-rA", "--color=no", "--tb=short",
            "--import-mode=importlib", "--continue-on-collection-errors", "-o", "console_output_style=classic",
            *targets]
@@ -237,7 +239,8 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -
                "PYTHONSAFEPATH": "1", "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app"}
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
-        run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()])
+        run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()],
+                          exec_init=True)
         report.seek(0)
         data = report.read(REPORT_MAX_BYTES + 1)
     if run.status != "ok":
