@@ -57,6 +57,8 @@ import pluggy._hooks  # noqa: E402
 import pluggy._manager  # noqa: E402
 import pytest  # noqa: E402
 
+_IMPORTED = (_pytest.skipping, pluggy._manager)  # used only through the snapshot below
+
 _WATCHED = ["_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.main", "_pytest.outcomes",
             "_pytest.nodes", "_pytest.skipping", "_pytest.fixtures", "_pytest.assertion.rewrite",
             "_pytest.assertion.util", "pluggy._callers", "pluggy._hooks", "pluggy._manager"]
