@@ -11,11 +11,12 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
 
 How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docker"):
 
-    [nsenter --mount=<private mount namespace holding the python tree>]   only if needed
+    [sh -c 'echo $$ > <episode cgroup>/cgroup.procs ...; exec "$@"']      cgroup.py, when root
+    [nsenter --mount=<private mount namespace holding the python tree>]   staging.py, if needed
     setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups               when we are root
     bwrap --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent
-          --new-session --clearenv --as-pid-1 --ro-bind /usr /etc <python> --tmpfs /tmp
-          --bind <ws> /app --proc --dev --remount-ro /  ...
+          --new-session --clearenv --as-pid-1 --seccomp <fd> --ro-bind /usr /etc <python>
+          --bind <scratch>/cmd-N/tmp /tmp --bind <ws> /app --proc --dev --remount-ro /  ...
           bash -c 'ulimit -t -v -u -f -n -c ...; eval "$1"' bash <command>    limits, then the command
 
 - As root, bwrap would keep every capability inside its namespace (enough to remount a
@@ -23,7 +24,12 @@ How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docke
   capabilities and run as the workspace's own unprivileged uid (one per workspace, see
   workspace.py). `/root` is 0700, so a Python tree under it is bind-mounted onto a staging
   dir inside a private mount namespace, where the unprivileged bwrap can read it; one helper
-  process per Sandbox holds that namespace and each command joins it with nsenter.
+  process per workspace holds that namespace and each command joins it with nsenter.
+- Every process runs under the seccomp filter of seccomp.py (ptrace, pidfd_getfd, io_uring,
+  bpf, keyrings, mounts, new namespaces ... refused) and, when root, in the episode's cgroup
+  (cgroup.py): the memory and task count of all its processes together are bounded, and
+  grading kills the whole episode at once. /tmp and /dev/shm are fresh dirs on the episode's
+  size- and inode-capped scratch tmpfs (workspace.py). docs/security.md has the threat model.
 - `--as-pid-1` with a shell as pid 1 (bash running the command through `eval`, so it cannot
   exec itself away, or `sh -c '"$@"; exit $?'` for argv commands): bwrap's own reaper would
   be orphaned to the host's init when bwrap exits, and an init that reaps lazily leaves
@@ -32,11 +38,12 @@ How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docke
   A timed-out sandbox is killed through its pid 1, so bwrap reaps it and nothing is orphaned.
 - No network: only a loopback device in a fresh network namespace.
 - Hidden paths (the package's built-in suites, which hold hidden tests, and anything the
-  caller adds) get an empty tmpfs on top if they lie inside a bound tree.
+  caller adds) get an empty read-only tmpfs on top if they lie inside a bound tree.
 
 Statuses: `ok` (ran to completion, whatever the exit code), `timeout` (wall clock, or the CPU
 limit: killed by SIGXCPU), `oom` (the address-space limit: MemoryError / ENOMEM / bad_alloc on
-stderr — a heuristic, RLIMIT_AS has no signal of its own), `output_truncated` (stdout+stderr
+stderr — a heuristic, RLIMIT_AS has no signal of its own; or the episode cgroup's OOM killer
+ended a process during the call), `output_truncated` (stdout+stderr
 exceeded `Limits.output_bytes`; the command is killed and what came first is kept), `killed`
 (ended by a signal, e.g. SIGXFSZ at the file-size limit), `sandbox_error` (bwrap could not set
 up, or a requested path does not exist).
@@ -54,11 +61,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -74,15 +79,12 @@ from harnessrl.tasks.process import (
 )
 from harnessrl.tasks.cgroup import EpisodeCgroup
 from harnessrl.tasks.seccomp import filter_bpf, filter_fd
+from harnessrl.tasks.staging import PythonTreeStage, SandboxUnavailable
 from harnessrl.tasks.workspace import APP, Workspace, remove_tree
 
 log = logging.getLogger(__name__)
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/harnessrl: holds built-in suites' hidden tests
-
-
-class SandboxUnavailable(RuntimeError):
-    """bubblewrap is missing (or unusable) and unsafe mode was not chosen."""
 
 
 class UnsafeSandboxWarning(UserWarning):
@@ -101,19 +103,6 @@ class Bind:
 
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
-
-
-def _accessible_to_others(path: Path) -> bool:
-    """Can an unprivileged uid traverse every ancestor and read `path`? (mode bits only)"""
-    path = path.resolve()
-    for p in [*reversed(path.parents), path]:
-        try:
-            mode = p.stat().st_mode
-        except OSError:
-            return False
-        if not mode & 0o001:
-            return False
-    return bool(path.stat().st_mode & 0o004)
 
 
 def default_python_paths() -> list[Path]:
@@ -189,59 +178,20 @@ class Sandbox:
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
         }
-        # Trees the workspace uid cannot read get staged through a private mount namespace.
-        self._staged: list[tuple[Path, Path]] = []
-        if self.bwrap and self.root:
-            base = Path(state_dir) if state_dir else Path(tempfile.gettempdir()) / "harnessrl-sandbox"
-            base.mkdir(mode=0o755, parents=True, exist_ok=True)
-            for i, p in enumerate(self.ro_paths):
-                if p.exists() and not _accessible_to_others(p):
-                    stage = base / f"stage-{i}"
-                    stage.mkdir(mode=0o755, exist_ok=True)
-                    self._staged.append((p, stage))
-        # Mount-namespace holders, one per workspace (see _namespace), started lazily.
-        self._helpers: dict[str, subprocess.Popen] = {}
+        # Trees the workspace uid cannot read are seen through a private mount namespace (staging.py).
+        self._stage = PythonTreeStage(self.ro_paths if self.bwrap and self.root else [], state_dir)
         # One cgroup per workspace (cgroup.py): the sum of an episode's processes is bounded.
         self._cgroups: dict[str, EpisodeCgroup | None] = {}
         self._lock = threading.Lock()
-        weakref.finalize(self, _stop_helpers, self._helpers, None)
 
     def __getstate__(self) -> dict:  # picklable for process pools and Ray: helpers stay behind
         state = self.__dict__.copy()
-        state["_helpers"], state["_lock"], state["_cgroups"] = {}, None, {}
+        state["_lock"], state["_cgroups"] = None, {}
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
-        weakref.finalize(self, _stop_helpers, self._helpers, None)
-
-    def _namespace(self, ws: Workspace) -> int:
-        """pid of a process holding a private mount namespace in which the unreadable trees are
-        bind-mounted onto their staging dirs; commands join it with nsenter (one exec) instead
-        of building it each time (three). A private namespace is a snapshot of the host's
-        mounts, and the host's mounts do not propagate here, so a holder must be started after
-        the workspace's tmpfs is mounted: one per workspace, stopped when the workspace goes."""
-        key = str(ws.home)
-        with self._lock:
-            proc = self._helpers.get(key)
-            if proc is not None and proc.poll() is None:
-                return proc.pid
-            script = ('while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; '
-                      'echo ready; exec cat >/dev/null')  # lives until our end of its stdin closes
-            pairs = [str(x) for src, stage in self._staged for x in (src, stage)]
-            proc = subprocess.Popen(
-                ["unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", *pairs, "--"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-            )
-            if proc.stdout.readline().strip() != b"ready":
-                proc.kill()
-                raise SandboxUnavailable(f"cannot stage the Python tree for the sandbox: {proc.stderr.read().decode()}")
-            self._helpers[key] = proc
-            ws.on_close(functools.partial(_stop_helpers, self._helpers, key))
-            weakref.finalize(ws, _stop_helpers, self._helpers, key)
-            return proc.pid
 
     def cgroup(self, ws: Workspace) -> EpisodeCgroup | None:
         """The episode's cgroup (created at its first command; None where the machine has none)."""
@@ -271,7 +221,7 @@ class Sandbox:
 
     def _bwrap_args(self, ws: Workspace, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
                     cwd: str, call_dir: Path | None) -> list[str]:
-        staged = dict(self._staged)
+        staged = dict(self._stage.staged)
         a = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
@@ -335,8 +285,8 @@ class Sandbox:
         if seccomp_fd is not None:
             argv[i + 1:i + 1] = ["--seccomp", str(seccomp_fd)]
         argv += ["--", *inner]
-        if self._staged:
-            argv = ["nsenter", f"--mount=/proc/{self._namespace(ws)}/ns/mnt", "--", *argv]
+        if self._stage.staged:
+            argv = ["nsenter", f"--mount=/proc/{self._stage.holder(ws)}/ns/mnt", "--", *argv]
         cg = self.cgroup(ws)
         if cg is not None:  # join the episode's cgroup(s) as root, then exec the chain; never run outside
             n = len(cg.procs_files)
@@ -467,22 +417,6 @@ def _ulimits(limits: Limits, nproc: int, shell: str) -> str:
     steps = [f"ulimit -t {limits.cpu_s}", f"ulimit -v {limits.memory_mb << 10}", f"ulimit {procs} {nproc}",
              f"ulimit -f {(limits.file_mb << 20) // block}", f"ulimit -n {limits.nofile}", "ulimit -c 0"]
     return " && ".join(steps) + " || { echo 'harnessrl sandbox: cannot set resource limits' >&2; exit 125; }; "
-
-
-def _stop_helpers(helpers: dict[str, subprocess.Popen], key: str | None) -> None:
-    """Stop the namespace holder of one workspace (key) or all of them (None)."""
-    for k in [key] if key is not None else list(helpers):
-        proc = helpers.pop(k, None)
-        if proc is None:
-            continue
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        for f in (proc.stdout, proc.stderr):
-            f.close()
 
 
 def _remove_cgroup(cgroups: dict[str, EpisodeCgroup | None], key: str) -> None:
