@@ -20,7 +20,7 @@ import pytest
 
 from harnessrl.tasks.grader import live_processes, parse_report, read_reward_file
 from harnessrl.tasks.runtime import TaskRuntime
-from harnessrl.tasks.scoring import classify
+from harnessrl.tasks.scoring import classify, score_workspace
 
 from .test_scoring import MODULE, make_task
 
@@ -164,8 +164,11 @@ def test_stdlib_shadowing_from_app_never_loads(sandbox, tmp_path):
             rt.workspace.write_text(name, forge)
         rt.workspace.write_text("_pytest/__init__.py", forge)
         s = rt.score()
-    assert s.outcome == "dropped_requirement", s.summary()
-    assert "shadow-ran" not in s.run.stdout
+        assert s.outcome == "dropped_requirement", s.summary()
+        # a task whose environment puts /app on PYTHONPATH (a Dockerfile ENV) changes nothing
+        exposed = dataclasses.replace(task, env={"PYTHONPATH": "/app:/opt/lib"})
+        s2 = score_workspace(exposed, rt.workspace, sandbox)
+    assert s2.outcome == "dropped_requirement", s2.summary()
 
 
 def test_second_summary_block_and_atexit_forgery_do_not_count(sandbox, tmp_path):

@@ -17,8 +17,8 @@ The steps, and the attack each one closes (docs/security.md has the whole threat
    (a FIFO or socket cannot hang or reach the copy), set-uid bits dropped, bounded in depth and
    entries, modes and mtimes kept (make and the permission tasks depend on them). The agent's uid
    can neither see nor touch it.
-3. `run_pytest`: the tests and the plugin are root-owned and bound read-only; Python runs with
-   `-P` and the plugin puts /app LAST on sys.path, so nothing in /app shadows the stdlib or
+3. `run_pytest`: the tests and the plugin are root-owned and bound read-only; pytest runs with
+   `python -P`, /app is never on PYTHONPATH, and the plugin puts /app LAST on sys.path, so nothing in /app shadows the stdlib or
    pytest; git runs with no system/global config, no hooks and no fsmonitor (an agent's
    `.git/config` cannot make the tests run its code through git). The verdict is the plugin's
    report, written through an fd on a root-owned, unlinked file that no other process can
@@ -235,8 +235,9 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -
            "--import-mode=importlib", "--continue-on-collection-errors", "-o", "console_output_style=classic",
            *targets]
     with tempfile.TemporaryFile(dir=gws.home) as report:  # root's, 0600, unlinked: no path to it exists
-        env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": PLUGIN_AT,
-               "PYTHONSAFEPATH": "1", "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app"}
+        env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+               "PYTHONPATH": _grader_pythonpath(task.env.get("PYTHONPATH", "")),
+               "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app"}
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
         run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()],
@@ -262,6 +263,15 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -
         return None, f"report ({'all passed' if all_passed else 'failures'}) disagrees with exit status " \
                      f"{parsed['exitstatus']}", run
     return parsed, "", run
+
+
+def _grader_pythonpath(task_path: str) -> str:
+    """The plugin's dir, then the task's own PYTHONPATH entries except /app and below: pytest
+    imports much of the stdlib before any plugin runs, so /app must not come first even then.
+    (PYTHONSAFEPATH is not set: the tests' own `python script.py` subprocesses keep the
+    script's directory on their path, as everywhere else.)"""
+    keep = [p for p in task_path.split(":") if p and p != "/app" and not p.startswith("/app/")]
+    return ":".join([PLUGIN_AT, *keep])
 
 
 def parse_report(text: str) -> dict:
