@@ -80,7 +80,7 @@ from harnessrl.tasks.process import (
 from harnessrl.tasks.cgroup import EpisodeCgroup
 from harnessrl.tasks.seccomp import filter_bpf, filter_fd
 from harnessrl.tasks.staging import PythonTreeStage, SandboxUnavailable
-from harnessrl.tasks.workspace import APP, Workspace, remove_tree
+from harnessrl.tasks.workspace import APP, Workspace, remove_call_dir
 
 log = logging.getLogger(__name__)
 
@@ -346,7 +346,7 @@ class Sandbox:
                 if fd is not None:
                     os.close(fd)
             if call_dir is not None:
-                remove_tree(call_dir)
+                remove_call_dir(call_dir)
             return SandboxResult("sandbox_error", None, "", "", time.perf_counter() - t0, detail=f"cannot start: {err}")
         for fd in (status_w, seccomp_fd):
             if fd is not None:
@@ -358,7 +358,7 @@ class Sandbox:
             status_json = read_all(status_r) if status_r is not None else b""
         finally:
             if call_dir is not None:
-                remove_tree(call_dir)
+                remove_call_dir(call_dir)
         result = classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json,
                                self.bwrap is not None, limits)
         if cg is not None and cg.limited and cg.oom_kills() > ooms and result.status in ("ok", "killed"):
@@ -391,7 +391,7 @@ class Sandbox:
         """
         limits = replace(limits or self.limits, timeout_s=lifetime_s, cpu_s=max(1, int(lifetime_s)))
         seccomp_fd, call_dir = self._open_call(workspace)
-        cleanup = functools.partial(remove_tree, call_dir) if call_dir is not None else None
+        cleanup = functools.partial(remove_call_dir, call_dir) if call_dir is not None else None
         try:
             argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None, seccomp_fd, call_dir)
             proc = subprocess.Popen(

@@ -92,6 +92,18 @@ def _destroy(home: Path, mounted: bool) -> None:
     remove_tree(home)
 
 
+def remove_call_dir(path: Path) -> None:
+    """Remove a `call_dirs()` directory: three rmdirs when the call left nothing behind (the
+    usual case, no fork), `remove_tree` otherwise."""
+    try:
+        for sub in ("tmp", "shm", ""):
+            os.rmdir(path / sub if sub else path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        remove_tree(path)
+
+
 def remove_tree(path: Path) -> None:
     """Delete a directory tree the agent may have shaped (thousands of levels deep, paths past
     PATH_MAX): an empty one directly, otherwise GNU `rm -rf`, which walks it without recursion
@@ -241,7 +253,7 @@ class Workspace(SafeFiles):
 
     def call_dirs(self) -> Path | None:
         """A fresh `<scratch>/cmd-<n>/` holding empty `tmp` and `shm` dirs owned by the uid, for
-        one sandbox call (None without a scratch tmpfs). Remove it with `remove_tree` after."""
+        one sandbox call (None without a scratch tmpfs). Remove it with `remove_call_dir` after."""
         if self.scratch is None:
             return None
         self._calls += 1
@@ -275,4 +287,4 @@ class Workspace(SafeFiles):
         return f"Workspace({str(self.root)!r}, uid={self.uid}, quota_mb={self.quota_mb})"
 
 
-__all__ = ["APP", "EditError", "Workspace", "WorkspaceError", "cleanup_stale", "remove_tree"]
+__all__ = ["APP", "EditError", "Workspace", "WorkspaceError", "cleanup_stale", "remove_call_dir", "remove_tree"]
