@@ -6,6 +6,9 @@
 # otherwise says what is missing.
 set -euo pipefail
 pkgs=(chromium chromium-driver bubblewrap tmux libqt5gui5 strace libegl1 libgl1-mesa-dri)
+# python3-seccomp: libseccomp's own Python bindings, used once per process through /usr/bin/python3
+# to compile the sandbox's syscall filter (src/harnessrl/tasks/seccomp.py, docs/security.md)
+pkgs+=(python3-seccomp)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -164,10 +164,13 @@ def test_file_size_limit_kills_the_writer(sandbox, ws):
     assert (ws.root / "big").stat().st_size <= 4 << 20
 
 
-def test_private_tmp_and_shm_are_bounded(sandbox, ws):
+def test_private_tmp_and_shm_are_bounded(sandbox):
+    # As root both live on the episode's scratch tmpfs (scratch_mb for the whole episode);
+    # without root each is a bwrap tmpfs of Limits.tmp_mb.
     limits = replace(sandbox.limits, tmp_mb=8, file_mb=64)
-    r = sandbox.run("head -c 20000000 /dev/zero > /tmp/x; echo tmp=$?; head -c 20000000 /dev/zero > /dev/shm/x; "
-                    "echo shm=$?", ws, limits=limits)
+    with Workspace.create(None, quota_mb=16, scratch_mb=8) as ws:
+        r = sandbox.run("head -c 20000000 /dev/zero > /tmp/x; echo tmp=$?; rm -f /tmp/x; "
+                        "head -c 20000000 /dev/zero > /dev/shm/x; echo shm=$?", ws, limits=limits)
     assert "tmp=0" not in r.stdout and "shm=0" not in r.stdout
     assert r.stderr.count("No space left") == 2
 

@@ -284,16 +284,11 @@ class SafeFiles:
             os.close(fd)
 
     def files(self, skip: tuple[str, ...] = (".git",)) -> list[str]:
-        """Every regular file, workspace-relative and sorted; symlinks are not followed."""
-        out = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in skip)
-            rel_dir = os.path.relpath(dirpath, self.root)
-            for name in filenames:
-                full = os.path.join(dirpath, name)
-                if stat.S_ISREG(os.lstat(full).st_mode):
-                    out.append(name if rel_dir == "." else f"{rel_dir}/{name}")
-        return sorted(out)
+        """Every regular file, workspace-relative and sorted; symlinks are not followed.
+
+        Iterative and bounded (an agent can build a directory tree thousands of levels deep):
+        directories deeper than MAX_WALK_DEPTH and entries beyond MAX_WALK_ENTRIES are not listed."""
+        return walk_files(self.root, skip)
 
     def snapshot(self, skip: tuple[str, ...] = (".git",)) -> dict[str, bytes]:
         """{relative path: content} of every regular file (for diffs and undo)."""
@@ -304,3 +299,34 @@ class SafeFiles:
             except WorkspaceError:
                 continue  # replaced by something else while we walked
         return snap
+
+
+MAX_WALK_DEPTH = 64
+MAX_WALK_ENTRIES = 100_000
+
+
+def walk_files(root: str | os.PathLike, skip: tuple[str, ...] = (), max_depth: int = MAX_WALK_DEPTH,
+               max_entries: int = MAX_WALK_ENTRIES) -> list[str]:
+    """Sorted relative paths of the regular files under `root`: an explicit stack, no recursion,
+    at most `max_depth` levels and `max_entries` directory entries looked at; unreadable
+    directories (or paths too long for the kernel) are left out."""
+    out: list[str] = []
+    stack: list[tuple[str, int]] = [("", 0)]
+    seen = 0
+    while stack and seen < max_entries:
+        rel_dir, depth = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
+                for entry in it:
+                    seen += 1
+                    if seen > max_entries:
+                        break
+                    rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in skip and depth + 1 < max_depth:
+                            stack.append((rel, depth + 1))
+                    elif entry.is_file(follow_symlinks=False):
+                        out.append(rel)
+        except OSError:
+            continue
+    return sorted(out)

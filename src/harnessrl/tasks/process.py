@@ -32,7 +32,8 @@ class Limits:
     file_mb: int = 64  # RLIMIT_FSIZE: the largest file a process may write
     nofile: int = 1024  # RLIMIT_NOFILE
     output_bytes: int = 1_000_000  # stdout + stderr kept; beyond it the command is killed
-    tmp_mb: int = 256  # size of the sandbox's private /tmp and /dev/shm
+    tmp_mb: int = 256  # size of the sandbox's private /tmp and /dev/shm (without root: a bwrap tmpfs each)
+    episode_memory_mb: int = 4096  # memory of ALL the episode's processes together (cgroup, see cgroup.py)
 
 
 @dataclass
@@ -223,8 +224,9 @@ class SandboxProcess:
     arrives before it is read, the oldest bytes are dropped and `dropped_bytes` counts them.
     """
 
-    def __init__(self, proc: subprocess.Popen, lifetime_s: float, buffer_bytes: int, uid: int):
+    def __init__(self, proc: subprocess.Popen, lifetime_s: float, buffer_bytes: int, uid: int, on_close=None):
         self._proc = proc
+        self._on_close = on_close  # e.g. remove the call's /tmp once the process is gone
         self._uid = uid
         self._buf = bytearray()
         self._cap = buffer_bytes
@@ -305,6 +307,9 @@ class SandboxProcess:
         code = self._proc.wait()
         self._reader.join(timeout=5)
         self._proc.stdout.close()
+        if self._on_close is not None:
+            callback, self._on_close = self._on_close, None
+            callback()
         return code
 
     def __enter__(self) -> SandboxProcess:

@@ -78,7 +78,8 @@ class TaskRuntime:
         return self.sandbox.run(solution.script, self.workspace, timeout_s=timeout_s, env=self.task.env, binds=binds)
 
     def score(self) -> Score:
-        """Stop everything the agent left running, then run the hidden tests."""
+        """Stop everything the agent left running (score_workspace kills the whole episode, not
+        only the terminals), then grade a copy of the workspace in the grader's own domain."""
         for term in self._terminals:
             term.close()
         return score_workspace(self.task, self.workspace, self.sandbox)

@@ -11,11 +11,12 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
 
 How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docker"):
 
-    [nsenter --mount=<private mount namespace holding the python tree>]   only if needed
+    [sh -c 'echo $$ > <episode cgroup>/cgroup.procs ...; exec "$@"']      cgroup.py, when root
+    [nsenter --mount=<private mount namespace holding the python tree>]   staging.py, if needed
     setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups               when we are root
     bwrap --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent
-          --new-session --clearenv --as-pid-1 --ro-bind /usr /etc <python> --tmpfs /tmp
-          --bind <ws> /app --proc --dev --remount-ro /  ...
+          --new-session --clearenv --as-pid-1 --seccomp <fd> --ro-bind /usr /etc <python>
+          --bind <scratch>/cmd-N/tmp /tmp --bind <ws> /app --proc --dev --remount-ro /  ...
           bash -c 'ulimit -t -v -u -f -n -c ...; eval "$1"' bash <command>    limits, then the command
 
 - As root, bwrap would keep every capability inside its namespace (enough to remount a
@@ -23,7 +24,12 @@ How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docke
   capabilities and run as the workspace's own unprivileged uid (one per workspace, see
   workspace.py). `/root` is 0700, so a Python tree under it is bind-mounted onto a staging
   dir inside a private mount namespace, where the unprivileged bwrap can read it; one helper
-  process per Sandbox holds that namespace and each command joins it with nsenter.
+  process per workspace holds that namespace and each command joins it with nsenter.
+- Every process runs under the seccomp filter of seccomp.py (ptrace, pidfd_getfd, io_uring,
+  bpf, keyrings, mounts, new namespaces ... refused) and, when root, in the episode's cgroup
+  (cgroup.py): the memory and task count of all its processes together are bounded, and
+  grading kills the whole episode at once. /tmp and /dev/shm are fresh dirs on the episode's
+  size- and inode-capped scratch tmpfs (workspace.py). docs/security.md has the threat model.
 - `--as-pid-1` with a shell as pid 1 (bash running the command through `eval`, so it cannot
   exec itself away, or `sh -c '"$@"; exit $?'` for argv commands): bwrap's own reaper would
   be orphaned to the host's init when bwrap exits, and an init that reaps lazily leaves
@@ -32,11 +38,12 @@ How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docke
   A timed-out sandbox is killed through its pid 1, so bwrap reaps it and nothing is orphaned.
 - No network: only a loopback device in a fresh network namespace.
 - Hidden paths (the package's built-in suites, which hold hidden tests, and anything the
-  caller adds) get an empty tmpfs on top if they lie inside a bound tree.
+  caller adds) get an empty read-only tmpfs on top if they lie inside a bound tree.
 
 Statuses: `ok` (ran to completion, whatever the exit code), `timeout` (wall clock, or the CPU
 limit: killed by SIGXCPU), `oom` (the address-space limit: MemoryError / ENOMEM / bad_alloc on
-stderr — a heuristic, RLIMIT_AS has no signal of its own), `output_truncated` (stdout+stderr
+stderr — a heuristic, RLIMIT_AS has no signal of its own; or the episode cgroup's OOM killer
+ended a process during the call), `output_truncated` (stdout+stderr
 exceeded `Limits.output_bytes`; the command is killed and what came first is kept), `killed`
 (ended by a signal, e.g. SIGXFSZ at the file-size limit), `sandbox_error` (bwrap could not set
 up, or a requested path does not exist).
@@ -54,11 +61,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,15 +77,14 @@ from harnessrl.tasks.process import (
     communicate,
     read_all,
 )
-from harnessrl.tasks.workspace import APP, Workspace
+from harnessrl.tasks.cgroup import EpisodeCgroup
+from harnessrl.tasks.seccomp import filter_bpf, filter_fd
+from harnessrl.tasks.staging import PythonTreeStage, SandboxUnavailable
+from harnessrl.tasks.workspace import APP, Workspace, remove_call_dir
 
 log = logging.getLogger(__name__)
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/harnessrl: holds built-in suites' hidden tests
-
-
-class SandboxUnavailable(RuntimeError):
-    """bubblewrap is missing (or unusable) and unsafe mode was not chosen."""
 
 
 class UnsafeSandboxWarning(UserWarning):
@@ -99,19 +103,6 @@ class Bind:
 
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
-
-
-def _accessible_to_others(path: Path) -> bool:
-    """Can an unprivileged uid traverse every ancestor and read `path`? (mode bits only)"""
-    path = path.resolve()
-    for p in [*reversed(path.parents), path]:
-        try:
-            mode = p.stat().st_mode
-        except OSError:
-            return False
-        if not mode & 0o001:
-            return False
-    return bool(path.stat().st_mode & 0o004)
 
 
 def default_python_paths() -> list[Path]:
@@ -140,6 +131,7 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         bwrap: str | None = None,
         state_dir: str | Path | None = None,
+        seccomp: bool = True,
     ):
         self.limits = limits or Limits()
         self.unsafe = os.environ.get("HARNESSRL_UNSAFE_SANDBOX", "").lower() in ("1", "true", "yes") if unsafe is None else unsafe
@@ -160,6 +152,14 @@ class Sandbox:
             warnings.warn(msg, UnsafeSandboxWarning, stacklevel=2)
             log.warning(msg)
         self.root = os.geteuid() == 0
+        # The syscall filter (seccomp.py) for every sandboxed process; compiled once, here.
+        self.seccomp_bpf = filter_bpf() if self.bwrap and seccomp else None
+        if self.bwrap and seccomp and self.seccomp_bpf is None:
+            msg = ("no seccomp filter: libseccomp's Python bindings are missing (Debian: apt-get install "
+                   "python3-seccomp, or run scripts/setup-system.sh); ptrace, pidfd_getfd, io_uring ... stay "
+                   "callable inside the sandbox")
+            warnings.warn(msg, UnsafeSandboxWarning, stacklevel=2)
+            log.warning(msg)
         paths = default_python_paths() if python_paths is None else [Path(p) for p in python_paths]
         self.ro_paths = [Path(os.path.abspath(p)) for p in [*paths, *ro_paths]]
         self.hidden = [Path(os.path.abspath(p)) for p in [_PACKAGE_DIR, *hidden]]
@@ -178,57 +178,37 @@ class Sandbox:
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
         }
-        # Trees the workspace uid cannot read get staged through a private mount namespace.
-        self._staged: list[tuple[Path, Path]] = []
-        if self.bwrap and self.root:
-            base = Path(state_dir) if state_dir else Path(tempfile.gettempdir()) / "harnessrl-sandbox"
-            base.mkdir(mode=0o755, parents=True, exist_ok=True)
-            for i, p in enumerate(self.ro_paths):
-                if p.exists() and not _accessible_to_others(p):
-                    stage = base / f"stage-{i}"
-                    stage.mkdir(mode=0o755, exist_ok=True)
-                    self._staged.append((p, stage))
-        # Mount-namespace holders, one per workspace (see _namespace), started lazily.
-        self._helpers: dict[str, subprocess.Popen] = {}
+        # Trees the workspace uid cannot read are seen through a private mount namespace (staging.py).
+        self._stage = PythonTreeStage(self.ro_paths if self.bwrap and self.root else [], state_dir)
+        # One cgroup per workspace (cgroup.py): the sum of an episode's processes is bounded.
+        self._cgroups: dict[str, EpisodeCgroup | None] = {}
         self._lock = threading.Lock()
-        weakref.finalize(self, _stop_helpers, self._helpers, None)
 
     def __getstate__(self) -> dict:  # picklable for process pools and Ray: helpers stay behind
         state = self.__dict__.copy()
-        state["_helpers"], state["_lock"] = {}, None
+        state["_lock"], state["_cgroups"] = None, {}
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
-        weakref.finalize(self, _stop_helpers, self._helpers, None)
 
-    def _namespace(self, ws: Workspace) -> int:
-        """pid of a process holding a private mount namespace in which the unreadable trees are
-        bind-mounted onto their staging dirs; commands join it with nsenter (one exec) instead
-        of building it each time (three). A private namespace is a snapshot of the host's
-        mounts, and the host's mounts do not propagate here, so a holder must be started after
-        the workspace's tmpfs is mounted: one per workspace, stopped when the workspace goes."""
+    def cgroup(self, ws: Workspace) -> EpisodeCgroup | None:
+        """The episode's cgroup (created at its first command; None where the machine has none)."""
+        if not self.root or self.bwrap is None:
+            return None
         key = str(ws.home)
         with self._lock:
-            proc = self._helpers.get(key)
-            if proc is not None and proc.poll() is None:
-                return proc.pid
-            script = ('while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; '
-                      'echo ready; exec cat >/dev/null')  # lives until our end of its stdin closes
-            pairs = [str(x) for src, stage in self._staged for x in (src, stage)]
-            proc = subprocess.Popen(
-                ["unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", *pairs, "--"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-            )
-            if proc.stdout.readline().strip() != b"ready":
-                proc.kill()
-                raise SandboxUnavailable(f"cannot stage the Python tree for the sandbox: {proc.stderr.read().decode()}")
-            self._helpers[key] = proc
-            ws.on_close(functools.partial(_stop_helpers, self._helpers, key))
-            weakref.finalize(ws, _stop_helpers, self._helpers, key)
-            return proc.pid
+            if key not in self._cgroups:
+                cg = EpisodeCgroup.create(str(ws.uid), self.limits.episode_memory_mb, self.limits.nproc)
+                if cg is None or not cg.limited:
+                    if not getattr(Sandbox, "_cgroup_logged", False):
+                        Sandbox._cgroup_logged = True
+                        log.warning("episode limits: %s", EpisodeCgroup.reason())
+                self._cgroups[key] = cg
+                if cg is not None:
+                    ws.on_close(functools.partial(_remove_cgroup, self._cgroups, key))
+            return self._cgroups[key]
 
     def hide(self, *paths: str | Path) -> None:
         """Never show these host paths (e.g. a suite's folder) even if they lie in a bound tree."""
@@ -240,8 +220,8 @@ class Sandbox:
     # -- building the command line -------------------------------------------------------
 
     def _bwrap_args(self, ws: Workspace, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
-                    cwd: str) -> list[str]:
-        staged = dict(self._staged)
+                    cwd: str, call_dir: Path | None) -> list[str]:
+        staged = dict(self._stage.staged)
         a = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
@@ -251,7 +231,10 @@ class Sandbox:
         ]
         if (ws.etc / "passwd").exists():
             a += ["--ro-bind", str(ws.etc / "passwd"), "/etc/passwd", "--ro-bind", str(ws.etc / "group"), "/etc/group"]
-        a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        if call_dir is not None:  # on the episode's size- and inode-capped scratch tmpfs
+            a += ["--bind", str(call_dir / "tmp"), "/tmp"]
+        else:
+            a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
         for p in self.ro_paths:  # a tree inside a hidden path is not bound at all
             if p.exists() and not any(p.is_relative_to(h) for h in self.hidden):
                 a += ["--ro-bind", str(staged.get(p, p)), str(p)]
@@ -261,15 +244,20 @@ class Sandbox:
         bound = [*self.ro_paths, Path("/usr"), Path("/etc")]
         for h in self.hidden:
             if h.exists() and any(h.is_relative_to(b) for b in bound):
-                a += ["--tmpfs", str(h)]
-        a += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+                a += ["--size", "4096", "--tmpfs", str(h), "--remount-ro", str(h)]  # empty, unwritable
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        if call_dir is not None:
+            a += ["--bind", str(call_dir / "shm"), "/dev/shm"]
+        else:
+            a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--remount-ro", "/", "--chdir", cwd]
         for k, v in {**self.env, **env}.items():
             a += ["--setenv", k, v]
         return a
 
     def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
-              env: Mapping[str, str], cwd: str, status_fd: int | None) -> list[str]:
+              env: Mapping[str, str], cwd: str, status_fd: int | None, seccomp_fd: int | None = None,
+              call_dir: Path | None = None, exec_init: bool = False) -> list[str]:
         nproc = limits.nproc
         if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
             nproc += _count_processes(os.getuid())
@@ -285,18 +273,33 @@ class Sandbox:
         if isinstance(command, str):
             inner = ["/bin/bash", "-c", _ulimits(limits, nproc, "bash") + 'eval "$1"', "bash", command]
         else:
-            inner = ["/bin/sh", "-c", _ulimits(limits, nproc, "dash") + '"$@"; exit $?', "sh", *command]
+            tail = 'exec "$@"' if exec_init else '"$@"; exit $?'  # exec_init: the command is pid 1 and reaps
+            inner = ["/bin/sh", "-c", _ulimits(limits, nproc, "dash") + tail, "sh", *command]
         argv = []
         if self.root:
             argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
-        argv += self._bwrap_args(ws, limits, binds, env, cwd)
+        argv += self._bwrap_args(ws, limits, binds, env, cwd, call_dir)
+        i = argv.index("--as-pid-1")
         if status_fd is not None:
-            i = argv.index("--as-pid-1")
             argv[i + 1:i + 1] = ["--json-status-fd", str(status_fd)]
+        if seccomp_fd is not None:
+            argv[i + 1:i + 1] = ["--seccomp", str(seccomp_fd)]
         argv += ["--", *inner]
-        if self._staged:
-            argv = ["nsenter", f"--mount=/proc/{self._namespace(ws)}/ns/mnt", "--", *argv]
+        if self._stage.staged:
+            argv = ["nsenter", f"--mount=/proc/{self._stage.holder(ws)}/ns/mnt", "--", *argv]
+        cg = self.cgroup(ws)
+        if cg is not None:  # join the episode's cgroup(s) as root, then exec the chain; never run outside
+            n = len(cg.procs_files)
+            join = " && ".join(f'echo $$ > "${k + 1}"' for k in range(n))
+            argv = ["/bin/sh", "-c", join + f' && shift {n} && exec "$@" || '
+                    "{ echo 'harnessrl sandbox: cannot join the episode cgroup' >&2; exit 125; }",
+                    "sh", *cg.procs_files, *argv]
         return argv
+
+    def _open_call(self, ws: Workspace) -> tuple[int | None, Path | None]:
+        """Per-call resources: a seccomp program fd and the call's /tmp and /dev/shm dirs."""
+        fd = filter_fd(self.seccomp_bpf) if self.seccomp_bpf else None
+        return fd, (ws.call_dirs() if self.bwrap is not None else None)
 
     # -- one command ---------------------------------------------------------------------
 
@@ -311,9 +314,13 @@ class Sandbox:
         binds: Sequence[Bind] = (),
         cwd: str = APP,
         limits: Limits | None = None,
+        pass_fds: Sequence[int] = (),
+        exec_init: bool = False,
     ) -> SandboxResult:
         """Run `command` (a bash script string, or an argv list) in a fresh sandbox; never raises
-        for anything the command does."""
+        for anything the command does. `pass_fds` reach the command; `exec_init` (argv commands)
+        makes the command itself the sandbox's pid 1, which must then reap orphans (the grader's
+        init does, so that no shell holding the report fd stays around)."""
         limits = limits or self.limits
         if timeout_s is not None:
             limits = replace(limits, timeout_s=timeout_s)
@@ -321,26 +328,43 @@ class Sandbox:
         if missing:
             return SandboxResult("sandbox_error", None, "", "", 0.0, detail=f"bind source missing: {missing}")
         status_r, status_w = os.pipe() if self.bwrap else (None, None)
-        argv = self._argv(command, workspace, limits, binds, env or {}, cwd, status_w)
+        seccomp_fd, call_dir = self._open_call(workspace)
+        cg = self.cgroup(workspace)
+        ooms = cg.oom_kills() if cg is not None else 0
         t0 = time.perf_counter()
         try:
+            argv = self._argv(command, workspace, limits, binds, env or {}, cwd, status_w, seccomp_fd, call_dir,
+                              exec_init and not isinstance(command, str))
+            keep = [fd for fd in (status_w, seccomp_fd, *pass_fds) if fd is not None]
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, pass_fds=[status_w] if status_w is not None else (),
+                start_new_session=True, pass_fds=keep,
                 cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
             )
         except OSError as err:
-            for fd in (status_r, status_w):
+            for fd in (status_r, status_w, seccomp_fd):
                 if fd is not None:
                     os.close(fd)
+            if call_dir is not None:
+                remove_call_dir(call_dir)
             return SandboxResult("sandbox_error", None, "", "", time.perf_counter() - t0, detail=f"cannot start: {err}")
-        if status_w is not None:
-            os.close(status_w)
-        data = stdin.encode() if isinstance(stdin, str) else stdin
-        out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes, workspace.uid)
-        wall = time.perf_counter() - t0
-        status_json = read_all(status_r) if status_r is not None else b""
-        return classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json, self.bwrap is not None, limits)
+        for fd in (status_w, seccomp_fd):
+            if fd is not None:
+                os.close(fd)
+        try:
+            data = stdin.encode() if isinstance(stdin, str) else stdin
+            out, err, timed_out, truncated = communicate(proc, data, limits.timeout_s, limits.output_bytes, workspace.uid)
+            wall = time.perf_counter() - t0
+            status_json = read_all(status_r) if status_r is not None else b""
+        finally:
+            if call_dir is not None:
+                remove_call_dir(call_dir)
+        result = classify_exit(proc.returncode, out, err, wall, timed_out, truncated, status_json,
+                               self.bwrap is not None, limits)
+        if cg is not None and cg.limited and cg.oom_kills() > ooms and result.status in ("ok", "killed"):
+            result = replace(result, status="oom",
+                             detail=f"episode memory limit of {self.limits.episode_memory_mb} MB (all processes together)")
+        return result
 
     def _host_env(self) -> dict[str, str]:
         # The chain (nsenter/setpriv/bwrap, or prlimit when unsafe) needs a PATH; bwrap --clearenv drops it.
@@ -366,12 +390,23 @@ class Sandbox:
         `lifetime_s` wall seconds or at `close()`.
         """
         limits = replace(limits or self.limits, timeout_s=lifetime_s, cpu_s=max(1, int(lifetime_s)))
-        argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None)
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
-        )
-        return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid)
+        seccomp_fd, call_dir = self._open_call(workspace)
+        cleanup = functools.partial(remove_call_dir, call_dir) if call_dir is not None else None
+        try:
+            argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None, seccomp_fd, call_dir)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, pass_fds=[seccomp_fd] if seccomp_fd is not None else (),
+                cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
+            )
+        except BaseException:
+            if cleanup is not None:
+                cleanup()
+            raise
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid, on_close=cleanup)
 
 
 def _ulimits(limits: Limits, nproc: int, shell: str) -> str:
@@ -384,20 +419,10 @@ def _ulimits(limits: Limits, nproc: int, shell: str) -> str:
     return " && ".join(steps) + " || { echo 'harnessrl sandbox: cannot set resource limits' >&2; exit 125; }; "
 
 
-def _stop_helpers(helpers: dict[str, subprocess.Popen], key: str | None) -> None:
-    """Stop the namespace holder of one workspace (key) or all of them (None)."""
-    for k in [key] if key is not None else list(helpers):
-        proc = helpers.pop(k, None)
-        if proc is None:
-            continue
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        for f in (proc.stdout, proc.stderr):
-            f.close()
+def _remove_cgroup(cgroups: dict[str, EpisodeCgroup | None], key: str) -> None:
+    cg = cgroups.pop(key, None)
+    if cg is not None:
+        cg.remove()
 
 
 def _count_processes(uid: int) -> int:

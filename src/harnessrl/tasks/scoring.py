@@ -4,44 +4,38 @@
     score.outcome     "solved" | "dropped_requirement" | "broke_existing"
                       | "dropped_requirement+broke_existing" | "test_error"
     score.success     True only for "solved"
-    score.tests       per-test results (nodeid, group, outcome) parsed from pytest -rA
+    score.tests       per-test results (nodeid, group, outcome) from the grader's report
     score.reward      1.0 / 0.0 (a Harbor test.sh may write a fractional reward)
 
-The tests are copied into a scoring directory bound read-only at /tests (never into /app);
-pytest runs from /app as the agent's uid with `python -P` (so a `pytest.py` the agent left in
-/app cannot stand in for pytest) and `pythonpath = /app` in a pytest.ini of ours (so the tests
-import the agent's modules). Requirement tests live under requirement/, regression tests under
+Grading is its own trust domain (grader.py, docs/security.md): every process of the episode
+is killed first; the tests run over a copy of /app owned by a new uid, with the tests and the
+runner read-only, /app last on sys.path, and the verdict read from the grader plugin's report
+(never from stdout). Requirement tests live under requirement/, regression tests under
 regression/; tests of foreign formats (Terminal-Bench, Harbor) all count as requirement tests.
 
-Rules: an empty result never counts as solved; a group whose files exist but report no
+Rules: an empty result never counts as solved; a test file (and so a group) that reports no
 results counts as failed; anything but PASSED (failed, error, skipped, xfail, xpass) is a
-failure. Honest limit: the tests import the agent's code into the pytest process, so code
-written to subvert pytest itself could still forge a report — as in every pytest-based grader.
+failure; no report, two reports, a malformed or tampered one, or a run that did not end on its
+own is `test_error`. `parse_pytest_report` (stdout's `-rA` summary) is kept for display and
+for callers that read plain pytest output; no score depends on it.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harnessrl.tasks.base import TEST_GROUPS, Task
-from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxResult
+from harnessrl.tasks.grader import TESTS_AT, grader_workspace, run_pytest, run_reward_script, stop_agent
+from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
 
 OUTCOMES = ("solved", "dropped_requirement", "broke_existing", "dropped_requirement+broke_existing", "test_error")
-TESTS_AT = "/tests"
-LOGS_AT = "/logs/verifier"
 _SUMMARY = re.compile(r"^=+ short test summary info =+$")
 _FINAL = re.compile(r"^=+ .*\b(passed|failed|error|errors|skipped|deselected|xfailed|xpassed|no tests ran)\b.* in [\d.]+s.* =+$")
 _LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+?)(?: - .*)?$")
 _SKIP_LOC = re.compile(r"^\[\d+\] ([^:]+)(?::\d+)?:")
-_PYTEST_INI = """[pytest]
-pythonpath = /app
-addopts = -p no:cacheprovider
-"""
 
 
 @dataclass(frozen=True)
@@ -142,72 +136,31 @@ def classify(task: Task, rows: Sequence[tuple[str, str]]) -> tuple[str, tuple[Te
     for group in TEST_GROUPS:
         rows_g = [t for t in tests if t.group == group]
         expected = bool(task.test_files.get(group)) or (group == "requirement")
-        if (expected and not rows_g) or any(t.outcome != "passed" for t in rows_g):
+        silent = [f for f in task.test_files.get(group, ()) if not any(t.nodeid.split("::")[0] == f for t in rows_g)]
+        if (expected and not rows_g) or silent or any(t.outcome != "passed" for t in rows_g):
             failed.append(group)
     label = {"requirement": "dropped_requirement", "regression": "broke_existing"}
     return ("+".join(label[g] for g in failed) or "solved"), tests, ""
 
 
-def _stage_tests(task: Task, workspace: Workspace) -> Bind:
-    """Copy the hidden tests into a fresh scoring dir (owned by the agent uid, outside /app)."""
-    dest = workspace.private_dir("tests")
-    shutil.rmtree(dest)
-    shutil.copytree(task.tests_dir, dest, symlinks=False)
-    (dest / "pytest.ini").write_text(_PYTEST_INI)
-    workspace.private_dir("tests")  # restore owner and mode on the fresh copy's root
-    return Bind(dest, TESTS_AT)
-
-
 def score_workspace(task: Task, workspace: Workspace, sandbox: Sandbox, *, timeout_s: float | None = None) -> Score:
-    """Run the task's hidden tests against `workspace` and classify the result."""
-    tests = _stage_tests(task, workspace)
+    """Stop the agent, then grade a copy of its workspace in the grader's own domain (grader.py)."""
     timeout = timeout_s if timeout_s is not None else task.meta.test_timeout_s
-    if task.test_runner == "script":
-        return _score_script(task, workspace, sandbox, tests, timeout)
-    targets = [f"{TESTS_AT}/{f}" for g in TEST_GROUPS for f in task.test_files.get(g, ())]
-    cmd = [
-        "python", "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}", "-rA",
-        "--color=no", "--tb=short", "--import-mode=importlib", "--continue-on-collection-errors",
-        "-o", "console_output_style=classic", *targets,
-    ]
-    run = sandbox.run(cmd, workspace, timeout_s=timeout, binds=[tests],
-                      env={**task.env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    outcome, results, detail = classify(task, parse_pytest_report(run.stdout))
+    stop_agent(workspace, sandbox)
+    with grader_workspace(workspace) as gws:
+        if task.test_runner == "script":
+            reward, why, run = run_reward_script(task, gws, sandbox, timeout)
+            if reward is None:
+                return Score("test_error", (), 0.0, run, why)
+            solved = reward >= 1.0 - 1e-9
+            return Score("solved" if solved else "dropped_requirement", (), reward, run, "")
+        report, why, run = run_pytest(task, gws, sandbox, timeout)
+    if report is None:
+        return Score("test_error", (), 0.0, run, why)
+    outcome, results, detail = classify(task, report["results"])
     if outcome == "test_error":
-        detail = f"test run {run.status}" + (f" ({run.detail})" if run.detail else "") + f", exit {run.exit_code}"
+        detail = f"{detail}; test run {run.status}, exit {run.exit_code}"
     return Score(outcome, results, 1.0 if outcome == "solved" else 0.0, run, detail)
-
-
-def _score_script(task: Task, workspace: Workspace, sandbox: Sandbox, tests: Bind, timeout: float) -> Score:
-    """Harbor style: tests/test.sh writes a reward to /logs/verifier/reward.txt (or .json)."""
-    logs = workspace.private_dir("verifier-logs")
-    for p in logs.iterdir():
-        p.unlink()
-    run = sandbox.run(["bash", f"{TESTS_AT}/{task.test_script}"], workspace, timeout_s=timeout,
-                      binds=[tests, Bind(logs, LOGS_AT, writable=True)],
-                      env={**task.env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    reward = _read_reward(logs)
-    rows = parse_pytest_report(run.stdout)
-    _, results, _ = classify(task, rows) if rows else ("", (), "")
-    if reward is None:
-        return Score("test_error", results, 0.0, run, f"no reward file (test run {run.status}, exit {run.exit_code})")
-    solved = reward >= 1.0 - 1e-9 and all(t.outcome == "passed" for t in results)
-    return Score("solved" if solved else "dropped_requirement", results, reward, run, "")
-
-
-def _read_reward(logs) -> float | None:
-    txt, js = logs / "reward.txt", logs / "reward.json"
-    try:
-        if txt.is_file():
-            return float(txt.read_text().strip().split()[0])
-        if js.is_file():
-            data = json.loads(js.read_text())
-            if isinstance(data, dict):
-                data = data.get("reward", next((v for v in data.values() if isinstance(v, (int, float))), None))
-            return float(data)
-    except (ValueError, IndexError, TypeError):
-        return None
-    return None
 
 
 __all__ = ["OUTCOMES", "Score", "TestResult", "classify", "parse_pytest_report", "score_workspace"]

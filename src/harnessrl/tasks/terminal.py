@@ -56,7 +56,19 @@ class TmuxTerminal:
                 self._server.close()
                 raise TerminalError(f"the tmux server did not start: {out.strip() or 'no output'}")
             time.sleep(0.01)
-        self._client("set-option", "-g", "history-limit", str(history_limit))
+        # The socket file exists from the server's bind(), a moment before its listen(): a client
+        # connecting in between gets "no server running" (the start-up race of issue 15). Retry
+        # the first command until the server answers, or the deadline.
+        while True:
+            r = self._client("set-option", "-g", "history-limit", str(history_limit), check=False)
+            if r.ok:
+                break
+            if not self._server.alive or time.monotonic() > deadline:
+                out = self._server.read()
+                self._server.close()
+                raise TerminalError(f"the tmux server did not answer: {r.status} {r.exit_code} "
+                                    f"{r.stderr.strip()} {out.strip()}")
+            time.sleep(0.02)
         self._client("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height), *shell)
 
     def _client(self, *args: str, check: bool = True) -> SandboxResult:

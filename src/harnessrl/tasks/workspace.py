@@ -6,15 +6,20 @@ with its own quota and its own unprivileged uid, created for one episode and des
     <base>/<uid>/            root-owned "home" of the episode (never visible to the agent)
         app/                 the workspace: a size-limited tmpfs (when root) owned by <uid>
         etc/passwd, group    a passwd entry for <uid> bound over /etc/passwd in the sandbox
-        private/<name>/      extra directories owned by <uid> (e.g. a tmux socket dir)
+        scratch/             a second size- and inode-capped tmpfs (when root) holding
+            private/<name>/  extra directories owned by <uid> (e.g. a tmux socket dir)
+            cmd-<n>/tmp,shm  one sandbox call's /tmp and /dev/shm, removed when the call ends
 
 Why a uid per workspace: RLIMIT_NPROC counts every process of a uid, so concurrent episodes
 sharing one uid would let a fork bomb in one starve the others; with one uid each, limits are
 per episode and a leftover process can only ever belong to its own episode.
 
 Why a tmpfs: RLIMIT_FSIZE caps one file, not a directory; the tmpfs `size=` caps the whole
-workspace (and `nr_inodes=` the number of files), so filling the disk stops at the quota.
-Without root, the workspace is a plain directory and `quota_mb` is reported as None.
+workspace (and `nr_inodes=` the number of files), so filling the disk stops at the quota. The
+same holds for every other directory the sandbox can write (/tmp, /dev/shm, private dirs): they
+live on the scratch tmpfs, `scratch_mb` and `scratch_inodes` for the whole episode together.
+Without root, the workspace is a plain directory and `quota_mb` is reported as None; the
+sandbox then gives each call a bwrap tmpfs with a size but no inode cap (bwrap has no option).
 
 File operations (fileops.py) resolve every path without following a symlink out of the
 workspace; see that module for how.
@@ -41,6 +46,7 @@ import ctypes
 import os
 import secrets
 import shutil
+import subprocess
 import tempfile
 import weakref
 from pathlib import Path
@@ -81,7 +87,36 @@ def _pid_alive(pid: int) -> bool:
 def _destroy(home: Path, mounted: bool) -> None:
     if mounted:
         _umount(home / "app")
-    shutil.rmtree(home, ignore_errors=True)
+    if os.path.ismount(home / "scratch"):
+        _umount(home / "scratch")
+    remove_tree(home)
+
+
+def remove_call_dir(path: Path) -> None:
+    """Remove a `call_dirs()` directory: three rmdirs when the call left nothing behind (the
+    usual case, no fork), `remove_tree` otherwise."""
+    try:
+        for sub in ("tmp", "shm", ""):
+            os.rmdir(path / sub if sub else path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        remove_tree(path)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a directory tree the agent may have shaped (thousands of levels deep, paths past
+    PATH_MAX): an empty one directly, otherwise GNU `rm -rf`, which walks it without recursion
+    limits and never follows symlinks or leaves the file system."""
+    try:
+        os.rmdir(path)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
+    subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"})
 
 
 def cleanup_stale(base: Path = DEFAULT_BASE) -> int:
@@ -95,7 +130,7 @@ def cleanup_stale(base: Path = DEFAULT_BASE) -> int:
         except (OSError, ValueError):
             continue
         if not _pid_alive(pid):
-            _destroy(home, os.path.ismount(home / "app"))
+            _destroy(home, os.path.ismount(home / "app"))  # also unmounts scratch/
             removed += 1
     return removed
 
@@ -116,6 +151,8 @@ class Workspace(SafeFiles):
         self.gid = gid
         self.quota_mb = quota_mb
         self.etc = home / "etc"
+        self.scratch = home / "scratch" if os.path.ismount(home / "scratch") else None
+        self._calls = 0
         self._on_close: list = []
         self._finalizer = weakref.finalize(self, _destroy, home, mounted)
 
@@ -128,6 +165,8 @@ class Workspace(SafeFiles):
         *,
         quota_mb: int = 256,
         max_files: int = 50_000,
+        scratch_mb: int = 256,
+        scratch_inodes: int = 16_384,
         base: str | Path = DEFAULT_BASE,
     ) -> Workspace:
         """A fresh workspace holding a copy of `source` (a directory; None for empty)."""
@@ -154,6 +193,10 @@ class Workspace(SafeFiles):
         app = home / "app"
         app.mkdir()
         mounted = root_user and _mount_tmpfs(app, quota_mb, max_files)
+        if mounted:
+            (home / "scratch").mkdir()
+            if not _mount_tmpfs(home / "scratch", scratch_mb, scratch_inodes):
+                (home / "scratch").rmdir()
         ws = cls(home, uid, gid, quota_mb if mounted else None, mounted)
         try:
             if source is not None:
@@ -201,12 +244,25 @@ class Workspace(SafeFiles):
         """A host directory owned by the workspace uid, outside /app (bind it where needed)."""
         if not name or "/" in name or name in (".", ".."):
             raise ValueError(f"private_dir name {name!r} must be a plain name")
-        path = self.home / "private" / name
+        path = (self.scratch or self.home) / "private" / name
         path.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
             os.chown(path, self.uid, self.gid)
         path.chmod(0o700)
         return path
+
+    def call_dirs(self) -> Path | None:
+        """A fresh `<scratch>/cmd-<n>/` holding empty `tmp` and `shm` dirs owned by the uid, for
+        one sandbox call (None without a scratch tmpfs). Remove it with `remove_call_dir` after."""
+        if self.scratch is None:
+            return None
+        self._calls += 1
+        d = self.scratch / f"cmd-{os.getpid()}-{self._calls}-{secrets.token_hex(4)}"
+        d.mkdir(mode=0o755)
+        for sub in ("tmp", "shm"):
+            (d / sub).mkdir(mode=0o700)
+            os.chown(d / sub, self.uid, self.gid)
+        return d
 
     def on_close(self, callback) -> None:
         """Run `callback()` when the workspace is closed (e.g. to stop helpers tied to it)."""
@@ -231,4 +287,4 @@ class Workspace(SafeFiles):
         return f"Workspace({str(self.root)!r}, uid={self.uid}, quota_mb={self.quota_mb})"
 
 
-__all__ = ["APP", "EditError", "Workspace", "WorkspaceError", "cleanup_stale"]
+__all__ = ["APP", "EditError", "Workspace", "WorkspaceError", "cleanup_stale", "remove_call_dir", "remove_tree"]

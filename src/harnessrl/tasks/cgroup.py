@@ -1,0 +1,206 @@
+"""One cgroup sub-tree per episode: the SUM of its processes' memory and tasks is bounded, and
+every process it ever started can be listed and killed at once.
+
+RLIMIT_AS and RLIMIT_NPROC (process.py) bound one process, or one uid; five processes of 400 MB
+each still fit under a 512 MB per-process limit. A cgroup bounds what they hold together.
+
+Which cgroup file system is used, in order:
+
+- cgroup v2 with the `memory` and `pids` controllers delegated to our own cgroup (a unified
+  machine whose service manager delegates, or a container root): `memory.max`, `memory.swap.max`,
+  `pids.max`, and `cgroup.kill` to end the episode.
+- the v1 `memory` and `pids` hierarchies (hybrid machines, like the development VM):
+  `memory.limit_in_bytes` (+ `memsw`), `pids.max`; plus the v2 unified tree when it is mounted,
+  only to track and `cgroup.kill` the episode's processes.
+- neither writable (not root, no delegation): `EpisodeCgroup.create` returns None and the
+  per-process rlimits are all that bounds an episode; `reason()` says why, and the sandbox logs
+  it once. Grading still kills the agent's processes by uid (grader.py).
+
+Processes join by writing their pid to `cgroup.procs` before exec (a `/bin/sh` prefix in the
+sandbox command line, run as root); everything they fork stays inside. Neither the agent nor the
+grader can leave: /sys is not mounted in the sandbox, and cgroup files are root's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+PREFIX = "harnessrl-"
+
+
+@dataclass(frozen=True)
+class _Mount:
+    kind: str  # "v2" | "memory" | "pids"
+    path: Path  # our own cgroup in that hierarchy
+
+
+def _own_cgroups() -> list[_Mount]:
+    """Our cgroup's directory in each hierarchy we can use, from mountinfo and /proc/self/cgroup."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        mountinfo = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    paths: dict[str, str] = {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else ["v2"]:
+            paths[c] = path
+    out = []
+    for line in mountinfo:
+        left, _, right = line.partition(" - ")
+        fields, rfields = left.split(), right.split()
+        if len(fields) < 5 or len(rfields) < 3:
+            continue
+        root, mountpoint, fstype, opts = fields[3], fields[4], rfields[0], rfields[2].split(",")
+        kinds = ["v2"] if fstype == "cgroup2" else [k for k in ("memory", "pids") if k in opts] if fstype == "cgroup" else []
+        for kind in kinds:
+            path = paths.get(kind)
+            if path is None or not path.startswith(root):
+                continue
+            out.append(_Mount(kind, Path(mountpoint) / path[len(root):].lstrip("/")))
+    return out
+
+
+def _write(path: Path, value: str) -> bool:
+    try:
+        path.write_text(value)
+        return True
+    except OSError:
+        return False
+
+
+class EpisodeCgroup:
+    """The cgroup directories of one episode (one per hierarchy in use)."""
+
+    def __init__(self, dirs: list[Path], limited: bool):
+        self.dirs = dirs
+        self.limited = limited  # memory and pids limits are in force (not only tracking)
+
+    _reason = ""
+
+    @classmethod
+    def reason(cls) -> str:
+        return cls._reason
+
+    @classmethod
+    def create(cls, name: str, memory_mb: int, pids: int) -> EpisodeCgroup | None:
+        if os.geteuid() != 0:
+            cls._reason = "not root: no per-episode cgroup; only per-process limits apply"
+            return None
+        mounts = _own_cgroups()
+        v2 = next((m for m in mounts if m.kind == "v2"), None)
+        dirs: list[Path] = []
+        limited = False
+        if v2 is not None and {"memory", "pids"} <= set(_controllers(v2.path / "cgroup.subtree_control")):
+            d = v2.path / f"{PREFIX}{name}"
+            if _mkdir(d) and _write(d / "memory.max", str(memory_mb << 20)) and _write(d / "pids.max", str(pids)):
+                _write(d / "memory.swap.max", "0")
+                return cls([d], True)
+            _rmdir(d)
+        mem = next((m for m in mounts if m.kind == "memory"), None)
+        pid = next((m for m in mounts if m.kind == "pids"), None)
+        if mem is not None and pid is not None:
+            dm, dp = mem.path / f"{PREFIX}{name}", pid.path / f"{PREFIX}{name}"
+            if (_mkdir(dm) and _mkdir(dp) and _write(dm / "memory.limit_in_bytes", str(memory_mb << 20))
+                    and _write(dp / "pids.max", str(pids))):
+                _write(dm / "memory.memsw.limit_in_bytes", str(memory_mb << 20))  # no swap beyond it
+                dirs, limited = [dm, dp], True
+            else:
+                _rmdir(dm), _rmdir(dp)
+        if v2 is not None:  # tracking and cgroup.kill, with or without controllers
+            d = v2.path / f"{PREFIX}{name}"
+            if _mkdir(d):
+                dirs.append(d)
+        if not dirs:
+            cls._reason = "no writable cgroup hierarchy: only per-process limits apply"
+            return None
+        if not limited:
+            cls._reason = "memory/pids controllers not available to us: processes tracked, not bounded"
+        return cls(dirs, limited)
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def pids(self) -> set[int]:
+        out: set[int] = set()
+        for d in self.dirs:
+            try:
+                out |= {int(x) for x in (d / "cgroup.procs").read_text().split()}
+            except (OSError, ValueError):
+                pass
+        return out
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel's OOM killer ended in this episode so far."""
+        for d in self.dirs:
+            for name in ("memory.events", "memory.oom_control"):
+                try:
+                    for line in (d / name).read_text().splitlines():
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill":
+                            return int(value)
+                except (OSError, ValueError):
+                    continue
+        return 0
+
+    def kill(self, timeout_s: float = 5.0) -> bool:
+        """SIGKILL every process in the episode; True when none is left."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for d in self.dirs:
+                if (d / "cgroup.kill").exists():
+                    _write(d / "cgroup.kill", "1")  # atomic: a fork in flight is caught too
+            left = self.pids()
+            for p in left:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if not left:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill()
+        for d in self.dirs:
+            _rmdir(d)
+
+
+def _controllers(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+def _mkdir(d: Path) -> bool:
+    try:
+        d.mkdir(exist_ok=True)
+        return True
+    except OSError as err:
+        log.debug("cannot create cgroup %s: %s", d, err)
+        return False
+
+
+def _rmdir(d: Path) -> None:
+    for _ in range(50):  # the kernel removes a dead cgroup's last task asynchronously
+        try:
+            d.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+__all__ = ["EpisodeCgroup"]

@@ -1,0 +1,38 @@
+"""pid 1 of the grader's sandbox (copied, as is, next to the plugin; no harnessrl imports).
+
+    python -I /grader/harnessrl_init.py python -P -m pytest ...
+
+Why not the usual shell init: a shell that waits for pytest keeps every fd it inherited —
+the report fd included — and stays dumpable, so another process of the grader's uid could
+write into it through /proc/1/mem. This init makes itself non-dumpable first, forks the runner
+(which inherits the report fd), closes its own copy, then reaps every child until the runner
+exits and exits with the runner's status (128+N for a signal, as a shell would). When it exits,
+the kernel ends everything else in the sandbox's pid namespace.
+"""
+
+import ctypes
+import os
+import sys
+
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+fd = int(os.environ.get("HARNESSRL_REPORT_FD", "-1"))
+runner = os.fork()
+if runner == 0:
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+if fd >= 0:
+    os.close(fd)
+code = 1
+while True:
+    try:
+        pid, status = os.wait()
+    except ChildProcessError:
+        break
+    except InterruptedError:
+        continue
+    if pid == runner:
+        code = os.waitstatus_to_exitcode(status)
+        break
+os._exit(code if code >= 0 else 128 - code)
