@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 
 from harnessrl.envs.miniwob import ActionError, Click, Page, PressKey, Type, WebAction, get_oracle, success_of, task_name
 from harnessrl.harness.base import Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
-from harnessrl.policies.scripted import register_planner
 
 TOOLS = ("click", "type", "press", "stop")
 KEY_ALIASES = {"enter": "<Enter>", "return": "<Enter>", "tab": "<Tab>", "space": "<Space>", "backspace": "<Backspace>",
@@ -158,6 +157,3 @@ def plan(state: Any) -> list[Intent]:
         return []
     action = get_oracle(view["task"])(page)
     return [] if action is None else [intent_of(action)]
-
-
-register_planner("miniwob", "harnessrl.harness._miniwob:plan")
