@@ -2,10 +2,11 @@
 
     log = read_log(run_dir)                                # hash-chained decisions (verified)
     ev = SkillEvaluator(policy, harness_spec, tasks, run_id=log.run_id + "-audit", store=store)
-    result = audit(log, store, ev, AuditConfig())
+    rollouts = audit_rollouts(log, ev, cfg)                # harnessrl.evaluate.skill_audit: the I/O
+    result = audit(log, store, rollouts, cfg)              # this module: pure, from records and episodes
 
 1. Completeness: the log verifies, ended, and every episode it cites is in the store.
-2. Acceptance replay (bipa_replay): each accepted decision's rule re-run R times on identical
+2. Acceptance replay (bipa_replay scores it): each accepted decision's rule re-run R times on identical
    candidates (the parent against itself) and on the real pair -> the false-accept rate, with
    the exact Poisson-binomial prediction from the replayed per-task success rates.
 3. Fresh re-evaluation: every skill on the accepted lineage on train and held-out test tasks,
@@ -33,25 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
 from scipy import stats as sps
 
 from harnessrl.analysis.bipa_graph import ReadRule, episode_graph, export_graph, section_usage
-from harnessrl.analysis.bipa_replay import ReplayResult, SkillEvaluator, fresh_evaluation, plan_replay, run_replays
-from harnessrl.config import Config
+from harnessrl.analysis.bipa_replay import ReplayResult, score_replay
 from harnessrl.evaluate.acceptance import AcceptanceConfig, accept_probability
-from harnessrl.evaluate.skill_runs import SkillRunLog, derive_seed
+from harnessrl.evaluate.skill_audit import AuditConfig, AuditRollouts  # the config lives with the rollouts it sizes
+from harnessrl.evaluate.skill_runs import SkillRunLog
 from harnessrl.harness.skills import Skill
-
-
-class AuditConfig(Config):
-    replays: int = Field(10, ge=1, description="Replays of each accepted decision (identical candidate and the real one).")
-    null_replays: int = Field(2, ge=0, description="Identical-candidate replays of each rejected decision (pooled into the false-accept rate).")
-    fresh_seeds: int = Field(4, ge=1, description="Fresh seeds per task for the re-evaluation (shared by every skill).")
-    seed: int | None = Field(None, description="Audit seed; default derived from the run's seed (never its rollout seeds).")
-    quote_words: int = Field(8, ge=2, description="Read rule: shared word run that counts as quoting.")
-    min_span_chars: int = Field(4, ge=1, description="Read rule: shortest code span that counts as acting on a section.")
-    max_false_accept: float = Field(0.05, ge=0, le=1, description="A rule whose replayed false-accept rate exceeds this is flagged.")
 
 
 @dataclass
@@ -109,31 +99,25 @@ def check_store(log: SkillRunLog, store: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
-def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = AuditConfig()) -> AuditResult:
+def audit(log: SkillRunLog, store: Any, rollouts: AuditRollouts, cfg: AuditConfig = AuditConfig()) -> AuditResult:
+    """The audit of one optimizer log from its records and the audit's rollouts (no rollouts here).
+
+    rollouts: harnessrl.evaluate.skill_audit.audit_rollouts(log, ev, cfg) for the same log and cfg.
+    """
     acc = AcceptanceConfig.model_validate(log.header["config"]["acceptance"])
-    seed = cfg.seed if cfg.seed is not None else derive_seed(int(log.header["config"].get("seed", 0)), "bipa-audit")
+    seed = rollouts.seed
     tasks = log.header["tasks"]
-    train, test, validation = tasks["train"], tasks["test"], tasks["validation"]
+    train, validation = tasks["train"], tasks["validation"]
     rule = ReadRule(cfg.quote_words, cfg.min_span_chars)
     integrity = check_store(log, store)
 
     # the accepted lineage, seed first
-    seed_id = next(c for c, d in log.candidates.items() if d["parent_id"] is None)
-    lineage_ids = [seed_id] + [d["candidate_id"] for d in log.accepted()]
+    lineage_ids = rollouts.lineage_ids
+    seed_id = lineage_ids[0]
     skills = {c: log.skill(c) for c in lineage_ids}
 
     # 2. acceptance replay: full replays of accepted decisions, null-only replays of the others
-    plans = []
-    for d in log.decisions:
-        if not log.candidates[d["candidate_id"]].get("skill"):
-            continue  # an unparseable rewrite was never evaluated
-        n_rep = cfg.replays if d["accepted"] else cfg.null_replays
-        if n_rep == 0:
-            continue
-        compared = log.evaluation(d["candidate_evaluation"])["task_ids"]
-        plans.append(plan_replay(acc, d, log.skill(d["parent_id"]), log.skill(d["candidate_id"]), compared,
-                                 n_rep, seed, with_candidate=bool(d["accepted"])))
-    replays: list[ReplayResult] = run_replays(ev, acc, plans)
+    replays: list[ReplayResult] = [score_replay(acc, p, eps) for p, eps in zip(rollouts.plans, rollouts.replays)]
     null = np.concatenate([r.null_accepts for r in replays]) if replays else np.zeros(0, bool)
     fa_lo, fa_hi = binomial_ci(int(null.sum()), int(null.size))
     # the binomial model, with each task's success rate under each parent pooled over all replays
@@ -151,7 +135,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
 
     # 3. fresh re-evaluation of the lineage (common random numbers)
     lineage_skills = [skills[c] for c in lineage_ids]
-    fresh = fresh_evaluation(ev, lineage_skills, {"train": train, "test": test}, cfg.fresh_seeds, seed)
+    fresh = rollouts.fresh
     fresh_train, fresh_test = fresh["train"], fresh.get("test")
     by_version = {s.version: s for s in lineage_skills} | log.skills_by_version()
 
@@ -234,7 +218,7 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
         "extra_tokens_in_per_edit": (final["tokens_in"] - first["tokens_in"]) / n_acc if n_acc else 0.0,
         "extra_skill_input_chars_per_edit": (final["skill_input_chars"] - first["skill_input_chars"]) / n_acc if n_acc else 0.0,
         "extra_turns_per_edit": (final["turns"] - first["turns"]) / n_acc if n_acc else 0.0,
-        "audit_episodes": len(ev.episodes), "audit_seed": seed,
+        "audit_episodes": rollouts.n_episodes, "audit_seed": seed,
     }
     summary["verdict"] = verdict_text(summary, edits)
     principles = check_principles(acc, train, validation, summary, edits, cfg.max_false_accept)

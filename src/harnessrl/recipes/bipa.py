@@ -29,9 +29,9 @@ from typing import Any, Callable
 import numpy as np
 from pydantic import Field
 
-from harnessrl.analysis.bipa import AuditConfig, audit
-from harnessrl.analysis.bipa_replay import SkillEvaluator
+from harnessrl.analysis.bipa import audit
 from harnessrl.config import Config, ConfigError
+from harnessrl.evaluate.skill_audit import AuditConfig, SkillEvaluator, audit_rollouts
 from harnessrl.evaluate.skill_runs import read_log
 from harnessrl.harness.base import HarnessSpec, load_spec
 from harnessrl.harness.skills import DEFAULT_POOL, Skill, SkillSection, load_skill
@@ -101,7 +101,7 @@ def rebuild(log: Any) -> tuple[PolicySpec, HarnessSpec, dict[str, Any]]:
     h = log.header
     if "policy" not in h or "suite" not in h:
         raise ConfigError(f"{log.path}: the header does not record a policy spec and suite, so the CLI cannot rebuild "
-                          "the run's evaluation; audit it from Python with harnessrl.analysis.bipa.audit(...)")
+                          "the run's evaluation; audit it from Python with harnessrl.evaluate.skill_audit.audit_rollouts and harnessrl.analysis.bipa.audit")
     spec = HarnessSpec.model_validate(h["harness"])
     ids = h["tasks"]["train"] + h["tasks"]["validation"] + h["tasks"]["test"]
     return PolicySpec(**h["policy"]), spec, tasks_by_id(h["suite"], ids)
@@ -116,7 +116,7 @@ def run_audit(run_dir: str | Path, store: RecordStore, cfg: AuditConfig, out: st
     ev = SkillEvaluator(policy or make_policy(pspec), spec, tasks, run_id=f"{log.run_id}-audit", store=store,
                         progress=progress, policy_spec=pspec, workers=workers, backend=backend)
     try:
-        result = audit(log, store, ev, cfg)
+        result = audit(log, store, audit_rollouts(log, ev, cfg), cfg)
     finally:
         if policy is None:
             ev.policy.close()

@@ -39,7 +39,8 @@ import torch
 from pydantic import Field, model_validator
 
 from harnessrl.analysis import ceiling
-from harnessrl.analysis.preferences import contrasts, preference_table, score_contrasts
+from harnessrl.analysis.preferences import preference_table
+from harnessrl.evaluate.contrasts import contrasts, score_contrasts
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate.seal import create_seal, load_seal, write_sealed_eval
