@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 from pydantic import Field
 
 from harnessrl.analysis.bipa import audit
@@ -38,6 +37,7 @@ from harnessrl.harness.skills import DEFAULT_POOL, Skill, SkillSection, load_ski
 from harnessrl.policies.base import Policy
 from harnessrl.policies.registry import PolicySpec, make_policy
 from harnessrl.records import RecordStore
+from harnessrl.recipes import splits
 from harnessrl.report.bipa import audit_report
 from harnessrl.rollout.suites import load_suite, task_id
 from harnessrl.train.skill_optimizer import ProposerConfig, SkillOptimizer, SkillOptimizerConfig
@@ -74,11 +74,10 @@ class BipaRecipeConfig(Config):
 
 
 def split_tasks(suite: str, n_train: int, n_test: int, seed: int) -> tuple[list[Any], list[Any]]:
+    """`n_train` training and `n_test` held-out tasks of `suite`, drawn by a seeded shuffle."""
     tasks = list(load_suite(suite)) if suite != "lookup" else _lookup()
-    if n_train + n_test > len(tasks):
-        raise ConfigError(f"suite {suite!r} has {len(tasks)} tasks; train_tasks + test_tasks = {n_train + n_test} is too many")
-    order = np.random.default_rng(seed).permutation(len(tasks))
-    return [tasks[i] for i in order[:n_train]], [tasks[i] for i in order[n_train:n_train + n_test]]
+    return splits.split_tasks(tasks, n_test, n_train=n_train, seed=seed, min_held=0,
+                              what=f"train_tasks + test_tasks on suite {suite!r}")
 
 
 def _lookup() -> list[Any]:
