@@ -77,7 +77,9 @@ def test_kill_9_of_a_j2_run_leaves_no_workers_and_resumes_cleanly(tmp_path):
     assert len(list((out / "runs").glob("**/result.json"))) == 2
     n, distinct = stored(store)
     assert n == distinct == expected_episodes(out) > 0
-    assert not list(out.glob("runs/**/.checkpoint.pt*.tmp"))  # no temp file left behind by the resumed run
+    # a worker killed mid-save may leave its own temp file (unique name, never read); the resumed run leaves none
+    killed = {str(p.pid) for p in workers}
+    assert all(t.name.split(".")[3].split("-")[0] in killed for t in out.glob("runs/**/.checkpoint.pt.*.tmp"))
 
 
 def test_a_kill_between_append_and_marker_appends_nothing_twice(tmp_path):

@@ -105,22 +105,45 @@ def audit(log: SkillRunLog, store: Any, rollouts: AuditRollouts, cfg: AuditConfi
     rollouts: harnessrl.evaluate.skill_audit.audit_rollouts(log, ev, cfg) for the same log and cfg.
     """
     acc = AcceptanceConfig.model_validate(log.header["config"]["acceptance"])
-    seed = rollouts.seed
     tasks = log.header["tasks"]
-    train, validation = tasks["train"], tasks["validation"]
     rule = ReadRule(cfg.quote_words, cfg.min_span_chars)
     integrity = check_store(log, store)
-
-    # the accepted lineage, seed first
-    lineage_ids = rollouts.lineage_ids
-    seed_id = lineage_ids[0]
-    skills = {c: log.skill(c) for c in lineage_ids}
+    skills = {c: log.skill(c) for c in rollouts.lineage_ids}  # the accepted lineage, seed first
 
     # 2. acceptance replay: full replays of accepted decisions, null-only replays of the others
     replays: list[ReplayResult] = [score_replay(acc, p, eps) for p, eps in zip(rollouts.plans, rollouts.replays)]
+    false_accepts = false_accept_summary(acc, log, replays)
+
+    # 3. fresh re-evaluation of the lineage (common random numbers), 4. the read graph over every
+    # fresh episode and the optimizer's own
+    fresh_train, fresh_test = rollouts.fresh["train"], rollouts.fresh.get("test")
+    by_version = {s.version: s for s in skills.values()} | log.skills_by_version()
+    fresh_eps = [e for f in (fresh_train, fresh_test) if f for es in f.episodes.values() for e in es]
+    run_eps = store.episodes(f"run_id = '{log.run_id}'") if integrity["episodes_cited"] else []
+    graph = episode_graph(run_eps + fresh_eps, by_version, rule)
+    usage = section_usage(run_eps + fresh_eps, by_version, rule)
+    read_by_version = {v: {u["section"] for u in section_usage(eps, by_version, rule) if u["episodes_read"] > 0}
+                       for v, eps in fresh_train.episodes.items()}
+
+    edits = edit_rows(log, skills, replays, fresh_train, fresh_test, read_by_version)
+    lineage = lineage_rows(rollouts.lineage_ids, skills, edits, fresh_train, fresh_test)
+    decisions = [{"iteration": d["iteration"], "candidate": d["candidate_id"], "parent": d["parent_id"],
+                  "operator": log.candidates[d["candidate_id"]]["operator"], "change": log.candidates[d["candidate_id"]]["description"],
+                  "parent_score": d["parent_score"], "candidate_score": d["candidate_score"], "accepted": d["accepted"], "reason": d["reason"]}
+                 for d in log.decisions]
+    summary = {**integrity, "rule": acc.rule, "minibatch_size": acc.minibatch_size, "iterations": len(log.decisions),
+               **edit_counts(edits), **false_accepts, **lineage_summary(lineage, len(edits)),
+               "audit_episodes": rollouts.n_episodes, "audit_seed": rollouts.seed}
+    summary["verdict"] = verdict_text(summary, edits)
+    principles = check_principles(acc, tasks["train"], tasks["validation"], summary, edits, cfg.max_false_accept)
+    return AuditResult(log.run_id, acc.rule, summary, decisions, edits, lineage, usage, principles, replays, graph)
+
+
+def false_accept_summary(acc: AcceptanceConfig, log: SkillRunLog, replays: list[ReplayResult]) -> dict[str, Any]:
+    """How often identical candidates were accepted in the replays, with the binomial model's prediction
+    (each task's success rate under each parent pooled over all replays)."""
     null = np.concatenate([r.null_accepts for r in replays]) if replays else np.zeros(0, bool)
     fa_lo, fa_hi = binomial_ci(int(null.sum()), int(null.size))
-    # the binomial model, with each task's success rate under each parent pooled over all replays
     pooled: dict[tuple[str, str], list[float]] = {}
     for r in replays:
         for t, xs in r.parent_successes.items():
@@ -132,23 +155,14 @@ def audit(log: SkillRunLog, store: Any, rollouts: AuditRollouts, cfg: AuditConfi
         bar = float(decided[r.candidate_id]["parent_score"]) if acc.role == "validation" else None
         predicted.append(accept_probability(acc, p_hat, parent_score=bar))
         weights.append(len(r.null_accepts))
+    return {"false_accept_rate": float(null.mean()) if null.size else float("nan"), "false_accept_lo": fa_lo,
+            "false_accept_hi": fa_hi, "false_accept_trials": int(null.size),
+            "false_accept_predicted": float(np.average(predicted, weights=weights)) if predicted else float("nan")}
 
-    # 3. fresh re-evaluation of the lineage (common random numbers)
-    lineage_skills = [skills[c] for c in lineage_ids]
-    fresh = rollouts.fresh
-    fresh_train, fresh_test = fresh["train"], fresh.get("test")
-    by_version = {s.version: s for s in lineage_skills} | log.skills_by_version()
 
-    # 4. read graph over every fresh episode (and the optimizer's own)
-    fresh_eps = [e for f in (fresh_train, fresh_test) if f for es in f.episodes.values() for e in es]
-    run_eps = store.episodes(f"run_id = '{log.run_id}'") if integrity["episodes_cited"] else []
-    graph = episode_graph(run_eps + fresh_eps, by_version, rule)
-    usage = section_usage(run_eps + fresh_eps, by_version, rule)
-    read_by_version: dict[str, set[str]] = {}
-    for v, eps in fresh_train.episodes.items():
-        read_by_version[v] = {u["section"] for u in section_usage(eps, by_version, rule) if u["episodes_read"] > 0}
-
-    # per accepted edit
+def edit_rows(log: SkillRunLog, skills: dict[str, Skill], replays: list[ReplayResult], fresh_train: Any, fresh_test: Any,
+              read_by_version: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """One row per accepted edit: observed vs fresh gain, its verdict, cost and read provenance."""
     replay_of = {r.candidate_id: r for r in replays if r.accepted}
     edits = []
     for d in log.accepted():
@@ -179,9 +193,13 @@ def audit(log: SkillRunLog, store: Any, rollouts: AuditRollouts, cfg: AuditConfi
             "sections_modified": ",".join(diff["modified"]), "changed_sections_read": ",".join(changed_read),
             "provenance": bool(changed_read),
         })
+    return edits
 
-    # lineage: each accepted skill vs the seed
-    s0 = skills[seed_id].version
+
+def lineage_rows(lineage_ids: list[str], skills: dict[str, Skill], edits: list[dict[str, Any]], fresh_train: Any,
+                 fresh_test: Any) -> list[dict[str, Any]]:
+    """Each accepted skill vs the seed: the gain the optimizer saw (cumulative) and the fresh one."""
+    s0 = skills[lineage_ids[0]].version
     observed_cum = np.cumsum([0.0] + [e["observed_gain"] for e in edits])
     lineage = []
     for k, c in enumerate(lineage_ids):
@@ -195,34 +213,28 @@ def audit(log: SkillRunLog, store: Any, rollouts: AuditRollouts, cfg: AuditConfi
                         "skill_chars": len(skills[c].render()), "tokens_in": float(fresh_train.tokens_in[v].mean()),
                         "skill_input_chars": len(skills[c].render()) * float(fresh_train.turns[v].mean()),
                         "turns": float(fresh_train.turns[v].mean())})
+    return lineage
 
-    decisions = [{"iteration": d["iteration"], "candidate": d["candidate_id"], "parent": d["parent_id"],
-                  "operator": log.candidates[d["candidate_id"]]["operator"], "change": log.candidates[d["candidate_id"]]["description"],
-                  "parent_score": d["parent_score"], "candidate_score": d["candidate_score"], "accepted": d["accepted"], "reason": d["reason"]}
-                 for d in log.decisions]
-    n_acc = len(edits)
+
+def edit_counts(edits: list[dict[str, Any]]) -> dict[str, int]:
+    return {"accepted": len(edits), "accepted_real": sum(e["verdict"] == "real" for e in edits),
+            "accepted_selection": sum(e["verdict"] == "selection" for e in edits),
+            "accepted_harmful": sum(e["verdict"] == "harmful" for e in edits)}
+
+
+def lineage_summary(lineage: list[dict[str, Any]], n_acc: int) -> dict[str, float]:
+    """Final vs seed skill: observed and fresh train gain, test gain, and the cost per accepted edit."""
     final, first = lineage[-1], lineage[0]
-    summary = {
-        **integrity, "rule": acc.rule, "minibatch_size": acc.minibatch_size, "iterations": len(log.decisions),
-        "accepted": n_acc, "accepted_real": sum(e["verdict"] == "real" for e in edits),
-        "accepted_selection": sum(e["verdict"] == "selection" for e in edits),
-        "accepted_harmful": sum(e["verdict"] == "harmful" for e in edits),
-        "false_accept_rate": float(null.mean()) if null.size else float("nan"), "false_accept_lo": fa_lo, "false_accept_hi": fa_hi,
-        "false_accept_trials": int(null.size), "false_accept_predicted": float(np.average(predicted, weights=weights)) if predicted else float("nan"),
+    per_edit = lambda key: (final[key] - first[key]) / n_acc if n_acc else 0.0  # noqa: E731
+    return {
         "observed_train_gain": final["observed_train_gain"], "fresh_train_gain": final["fresh_train_gain"],
         "fresh_train_lo": final["fresh_train_lo"], "fresh_train_hi": final["fresh_train_hi"],
         "test_gain": final["test_gain"], "test_lo": final["test_lo"], "test_hi": final["test_hi"],
         "seed_train_mean": first["fresh_train_mean"], "final_train_mean": final["fresh_train_mean"],
         "seed_test_mean": first["test_mean"], "final_test_mean": final["test_mean"],
-        "extra_skill_chars_per_edit": (final["skill_chars"] - first["skill_chars"]) / n_acc if n_acc else 0.0,
-        "extra_tokens_in_per_edit": (final["tokens_in"] - first["tokens_in"]) / n_acc if n_acc else 0.0,
-        "extra_skill_input_chars_per_edit": (final["skill_input_chars"] - first["skill_input_chars"]) / n_acc if n_acc else 0.0,
-        "extra_turns_per_edit": (final["turns"] - first["turns"]) / n_acc if n_acc else 0.0,
-        "audit_episodes": rollouts.n_episodes, "audit_seed": seed,
+        "extra_skill_chars_per_edit": per_edit("skill_chars"), "extra_tokens_in_per_edit": per_edit("tokens_in"),
+        "extra_skill_input_chars_per_edit": per_edit("skill_input_chars"), "extra_turns_per_edit": per_edit("turns"),
     }
-    summary["verdict"] = verdict_text(summary, edits)
-    principles = check_principles(acc, train, validation, summary, edits, cfg.max_false_accept)
-    return AuditResult(log.run_id, acc.rule, summary, decisions, edits, lineage, usage, principles, replays, graph)
 
 
 def verdict_text(s: dict[str, Any], edits: list[dict[str, Any]]) -> str:
