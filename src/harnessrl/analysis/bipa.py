@@ -41,6 +41,7 @@ from harnessrl.analysis.bipa_replay import ReplayResult, score_replay
 from harnessrl.evaluate.acceptance import AcceptanceConfig, accept_probability
 from harnessrl.evaluate.skill_audit import AuditConfig, AuditRollouts  # the config lives with the rollouts it sizes
 from harnessrl.evaluate.skill_runs import SkillRunLog
+from harnessrl.fileio import atomic_write_text
 from harnessrl.harness.skills import Skill
 
 
@@ -68,7 +69,7 @@ class AuditResult:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "audit.json"}
-        paths["json"].write_text(json.dumps(self.to_json(), indent=1, default=float), encoding="utf-8")
+        atomic_write_text(paths["json"], json.dumps(self.to_json(), indent=1, default=float))
         if self.graph is not None:
             paths["graphml"] = export_graph(self.graph, out / "read_graph.graphml")
             paths["graph_json"] = export_graph(self.graph, out / "read_graph.json")
