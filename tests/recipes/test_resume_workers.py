@@ -82,6 +82,7 @@ def test_kill_9_of_a_j2_run_leaves_no_workers_and_resumes_cleanly(tmp_path):
     assert all(t.name.split(".")[3].split("-")[0] in killed for t in out.glob("runs/**/.checkpoint.pt.*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_kill_between_append_and_marker_appends_nothing_twice(tmp_path):
     """store_episodes killed (SIGKILL) right after its append, before its `stored` marker; then run again."""
     out, store = tmp_path / "cc", tmp_path / "store"
@@ -158,6 +159,7 @@ for i in range(30):
 """
 
 
+@pytest.mark.slow
 def test_two_writers_of_one_checkpoint_never_collide(tmp_path):
     assert temp_name(tmp_path / "a.json") != temp_name(tmp_path / "a.json")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
