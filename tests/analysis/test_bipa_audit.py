@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harnessrl.analysis.bipa import AuditConfig, audit
-from harnessrl.analysis.bipa_replay import SkillEvaluator
+from harnessrl.analysis.bipa import audit
+from harnessrl.evaluate.skill_audit import AuditConfig, SkillEvaluator, audit_rollouts
 from harnessrl.envs.lookup import lookup_tasks
 from harnessrl.evaluate.acceptance import AcceptanceConfig, accept_probability, poisson_binomial_pmf
 from harnessrl.evaluate.skill_runs import read_log
@@ -52,7 +52,8 @@ def test_blind_policy_every_gain_is_selection(tmp_path):
     log = read_log(tmp_path / "run")
     assert len(res.accepted) >= 2  # the optimizer did "improve" the skill
     assert all(log.evaluation(d["candidate_evaluation"])["scores"] != log.evaluation(d["parent_evaluation"])["scores"] for d in log.accepted())
-    result = audit(log, store, evaluator(log, policy, store), AuditConfig(replays=8, fresh_seeds=3))
+    cfg = AuditConfig(replays=8, fresh_seeds=3)
+    result = audit(log, store, audit_rollouts(log, evaluator(log, policy, store), cfg), cfg)
     s = result.summary
     assert s["episodes_missing"] == 0 and s["log_complete"]
     assert s["accepted"] == len(res.accepted) and s["accepted_selection"] == s["accepted"] and s["accepted_real"] == 0
@@ -97,7 +98,8 @@ def test_audit_replays_match_the_binomial_model(tmp_path):
     policy = SkillBlindPolicy(P)
     res, store = run(tmp_path, policy, iterations=12, operators=["noop"])
     log = read_log(tmp_path / "run")
-    result = audit(log, store, evaluator(log, policy, store), AuditConfig(replays=40, fresh_seeds=1))
+    cfg = AuditConfig(replays=40, fresh_seeds=1)
+    result = audit(log, store, audit_rollouts(log, evaluator(log, policy, store), cfg), cfg)
     probs = []
     for r in result.replays:
         probs += [accept_probability(AcceptanceConfig(), np.array([P[t] for t in r.task_ids]))] * len(r.null_accepts)

@@ -5,9 +5,9 @@ adds it must be audited as a real gain with read provenance, while no-op accepta
 import networkx as nx
 import pytest
 
-from harnessrl.analysis.bipa import AuditConfig, audit
+from harnessrl.analysis.bipa import audit
 from harnessrl.analysis.bipa_graph import episode_graph, section_usage
-from harnessrl.analysis.bipa_replay import SkillEvaluator
+from harnessrl.evaluate.skill_audit import AuditConfig, SkillEvaluator, audit_rollouts
 from harnessrl.evaluate.skill_runs import read_log, run_skill
 from harnessrl.harness.base import load_spec
 from harnessrl.harness.skills import Skill, SkillSection
@@ -60,7 +60,8 @@ def test_audit_finds_the_real_edit_and_its_provenance(tmp_path):
     added = [d["candidate_id"] for d in log.accepted() if log.candidates[d["candidate_id"]]["description"] == "add_section(inspect)"]
     assert len(added) == 1  # (a real improvement can also be rejected on a noisy minibatch first: it was, at iteration 1)
     ev = SkillEvaluator(policy, load_spec("openhands"), {task_id(t): t for t in train + test}, run_id=log.run_id + "-audit", store=store)
-    result = audit(log, store, ev, AuditConfig(replays=2, null_replays=1, fresh_seeds=2))
+    cfg = AuditConfig(replays=2, null_replays=1, fresh_seeds=2)
+    result = audit(log, store, audit_rollouts(log, ev, cfg), cfg)
     edit = next(e for e in result.edits if e["candidate"] == added[0])
     assert edit["verdict"] == "real" and edit["fresh_gain_lo"] > 0 and edit["test_gain"] > 0
     assert edit["provenance"] and edit["changed_sections_read"] == "inspect" and edit["sections_added"] == "inspect"

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from harnessrl.analysis.preferences import contrasts, preference_table, score_contrasts
+from harnessrl.analysis.preferences import preference_table
+from harnessrl.evaluate.contrasts import contrasts, score_contrasts
 from harnessrl.harness.base import make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.train.tasks import load_tasks

@@ -71,6 +71,7 @@ class Bisect(Policy):
     """Binary search through the harness; emits garbage on its first turn when asked to."""
 
     policy_id = "bisect"
+    privileged = True  # renders through the harness, like the scripted oracle
 
     def __init__(self, garbage_first=False):
         self.garbage_first = garbage_first
@@ -90,7 +91,7 @@ class Bisect(Policy):
                 out.append(Action("i think maybe 12?"))
                 continue
             s.cache["guess"] = (lo + hi) // 2
-            text = s.harness.render_intent(Intent("guess", n=s.cache["guess"]), s.session)
+            text = s.privileged.harness.render_intent(Intent("guess", n=s.cache["guess"]), s.privileged.session)
             out.append(Action(text, token_ids=np.arange(3), logprobs=-np.ones(3), loss_mask=np.array([0, 1, 1])))
         return out
 

@@ -217,8 +217,8 @@ def test_endpoint_policy_acts_and_rewrites(tmp_path, fake_endpoint):
 def test_lm_policy_runs_the_optimizer_and_the_audit(tmp_path):
     """A tiny random LM (mostly unparseable text: counted format errors) through the whole
     optimizer + audit pipeline, with its token ids and input tokens recorded."""
-    from harnessrl.analysis.bipa import AuditConfig, audit
-    from harnessrl.analysis.bipa_replay import SkillEvaluator
+    from harnessrl.analysis.bipa import audit
+    from harnessrl.evaluate.skill_audit import AuditConfig, SkillEvaluator, audit_rollouts
     from harnessrl.policies.registry import make_policy, PolicySpec
     from tests import tiny_lm
 
@@ -230,6 +230,7 @@ def test_lm_policy_runs_the_optimizer_and_the_audit(tmp_path):
     eps = store.episodes()
     assert eps and all(e.tokens_in > 0 for e in eps) and all(len(t.token_ids) for e in eps for t in e.turns)
     ev = SkillEvaluator(lm, load_spec("lookup-plain"), {t.task_id: t for t in TRAIN[:3] + TEST[:2]}, run_id="lm-audit", store=store)
-    result = audit(log, store, ev, AuditConfig(replays=1, null_replays=1, fresh_seeds=1))
+    cfg = AuditConfig(replays=1, null_replays=1, fresh_seeds=1)
+    result = audit(log, store, audit_rollouts(log, ev, cfg), cfg)
     assert result.summary["false_accept_trials"] == 2 and result.summary["log_complete"]
     assert len(result.lineage) == 1 + result.summary["accepted"]

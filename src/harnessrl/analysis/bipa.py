@@ -2,10 +2,11 @@
 
     log = read_log(run_dir)                                # hash-chained decisions (verified)
     ev = SkillEvaluator(policy, harness_spec, tasks, run_id=log.run_id + "-audit", store=store)
-    result = audit(log, store, ev, AuditConfig())
+    rollouts = audit_rollouts(log, ev, cfg)                # harnessrl.evaluate.skill_audit: the I/O
+    result = audit(log, store, rollouts, cfg)              # this module: pure, from records and episodes
 
 1. Completeness: the log verifies, ended, and every episode it cites is in the store.
-2. Acceptance replay (bipa_replay): each accepted decision's rule re-run R times on identical
+2. Acceptance replay (bipa_replay scores it): each accepted decision's rule re-run R times on identical
    candidates (the parent against itself) and on the real pair -> the false-accept rate, with
    the exact Poisson-binomial prediction from the replayed per-task success rates.
 3. Fresh re-evaluation: every skill on the accepted lineage on train and held-out test tasks,
@@ -33,25 +34,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
 from scipy import stats as sps
 
 from harnessrl.analysis.bipa_graph import ReadRule, episode_graph, export_graph, section_usage
-from harnessrl.analysis.bipa_replay import ReplayResult, SkillEvaluator, fresh_evaluation, plan_replay, run_replays
-from harnessrl.config import Config
+from harnessrl.analysis.bipa_replay import ReplayResult, score_replay
 from harnessrl.evaluate.acceptance import AcceptanceConfig, accept_probability
-from harnessrl.evaluate.skill_runs import SkillRunLog, derive_seed
+from harnessrl.evaluate.skill_audit import AuditConfig, AuditRollouts  # the config lives with the rollouts it sizes
+from harnessrl.evaluate.skill_runs import SkillRunLog
+from harnessrl.fileio import atomic_write_text
 from harnessrl.harness.skills import Skill
-
-
-class AuditConfig(Config):
-    replays: int = Field(10, ge=1, description="Replays of each accepted decision (identical candidate and the real one).")
-    null_replays: int = Field(2, ge=0, description="Identical-candidate replays of each rejected decision (pooled into the false-accept rate).")
-    fresh_seeds: int = Field(4, ge=1, description="Fresh seeds per task for the re-evaluation (shared by every skill).")
-    seed: int | None = Field(None, description="Audit seed; default derived from the run's seed (never its rollout seeds).")
-    quote_words: int = Field(8, ge=2, description="Read rule: shared word run that counts as quoting.")
-    min_span_chars: int = Field(4, ge=1, description="Read rule: shortest code span that counts as acting on a section.")
-    max_false_accept: float = Field(0.05, ge=0, le=1, description="A rule whose replayed false-accept rate exceeds this is flagged.")
 
 
 @dataclass
@@ -78,7 +69,7 @@ class AuditResult:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "audit.json"}
-        paths["json"].write_text(json.dumps(self.to_json(), indent=1, default=float), encoding="utf-8")
+        atomic_write_text(paths["json"], json.dumps(self.to_json(), indent=1, default=float))
         if self.graph is not None:
             paths["graphml"] = export_graph(self.graph, out / "read_graph.graphml")
             paths["graph_json"] = export_graph(self.graph, out / "read_graph.json")
@@ -109,34 +100,51 @@ def check_store(log: SkillRunLog, store: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
-def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = AuditConfig()) -> AuditResult:
+def audit(log: SkillRunLog, store: Any, rollouts: AuditRollouts, cfg: AuditConfig = AuditConfig()) -> AuditResult:
+    """The audit of one optimizer log from its records and the audit's rollouts (no rollouts here).
+
+    rollouts: harnessrl.evaluate.skill_audit.audit_rollouts(log, ev, cfg) for the same log and cfg.
+    """
     acc = AcceptanceConfig.model_validate(log.header["config"]["acceptance"])
-    seed = cfg.seed if cfg.seed is not None else derive_seed(int(log.header["config"].get("seed", 0)), "bipa-audit")
     tasks = log.header["tasks"]
-    train, test, validation = tasks["train"], tasks["test"], tasks["validation"]
     rule = ReadRule(cfg.quote_words, cfg.min_span_chars)
     integrity = check_store(log, store)
-
-    # the accepted lineage, seed first
-    seed_id = next(c for c, d in log.candidates.items() if d["parent_id"] is None)
-    lineage_ids = [seed_id] + [d["candidate_id"] for d in log.accepted()]
-    skills = {c: log.skill(c) for c in lineage_ids}
+    skills = {c: log.skill(c) for c in rollouts.lineage_ids}  # the accepted lineage, seed first
 
     # 2. acceptance replay: full replays of accepted decisions, null-only replays of the others
-    plans = []
-    for d in log.decisions:
-        if not log.candidates[d["candidate_id"]].get("skill"):
-            continue  # an unparseable rewrite was never evaluated
-        n_rep = cfg.replays if d["accepted"] else cfg.null_replays
-        if n_rep == 0:
-            continue
-        compared = log.evaluation(d["candidate_evaluation"])["task_ids"]
-        plans.append(plan_replay(acc, d, log.skill(d["parent_id"]), log.skill(d["candidate_id"]), compared,
-                                 n_rep, seed, with_candidate=bool(d["accepted"])))
-    replays: list[ReplayResult] = run_replays(ev, acc, plans)
+    replays: list[ReplayResult] = [score_replay(acc, p, eps) for p, eps in zip(rollouts.plans, rollouts.replays)]
+    false_accepts = false_accept_summary(acc, log, replays)
+
+    # 3. fresh re-evaluation of the lineage (common random numbers), 4. the read graph over every
+    # fresh episode and the optimizer's own
+    fresh_train, fresh_test = rollouts.fresh["train"], rollouts.fresh.get("test")
+    by_version = {s.version: s for s in skills.values()} | log.skills_by_version()
+    fresh_eps = [e for f in (fresh_train, fresh_test) if f for es in f.episodes.values() for e in es]
+    run_eps = store.episodes(f"run_id = '{log.run_id}'") if integrity["episodes_cited"] else []
+    graph = episode_graph(run_eps + fresh_eps, by_version, rule)
+    usage = section_usage(run_eps + fresh_eps, by_version, rule)
+    read_by_version = {v: {u["section"] for u in section_usage(eps, by_version, rule) if u["episodes_read"] > 0}
+                       for v, eps in fresh_train.episodes.items()}
+
+    edits = edit_rows(log, skills, replays, fresh_train, fresh_test, read_by_version)
+    lineage = lineage_rows(rollouts.lineage_ids, skills, edits, fresh_train, fresh_test)
+    decisions = [{"iteration": d["iteration"], "candidate": d["candidate_id"], "parent": d["parent_id"],
+                  "operator": log.candidates[d["candidate_id"]]["operator"], "change": log.candidates[d["candidate_id"]]["description"],
+                  "parent_score": d["parent_score"], "candidate_score": d["candidate_score"], "accepted": d["accepted"], "reason": d["reason"]}
+                 for d in log.decisions]
+    summary = {**integrity, "rule": acc.rule, "minibatch_size": acc.minibatch_size, "iterations": len(log.decisions),
+               **edit_counts(edits), **false_accepts, **lineage_summary(lineage, len(edits)),
+               "audit_episodes": rollouts.n_episodes, "audit_seed": rollouts.seed}
+    summary["verdict"] = verdict_text(summary, edits)
+    principles = check_principles(acc, tasks["train"], tasks["validation"], summary, edits, cfg.max_false_accept)
+    return AuditResult(log.run_id, acc.rule, summary, decisions, edits, lineage, usage, principles, replays, graph)
+
+
+def false_accept_summary(acc: AcceptanceConfig, log: SkillRunLog, replays: list[ReplayResult]) -> dict[str, Any]:
+    """How often identical candidates were accepted in the replays, with the binomial model's prediction
+    (each task's success rate under each parent pooled over all replays)."""
     null = np.concatenate([r.null_accepts for r in replays]) if replays else np.zeros(0, bool)
     fa_lo, fa_hi = binomial_ci(int(null.sum()), int(null.size))
-    # the binomial model, with each task's success rate under each parent pooled over all replays
     pooled: dict[tuple[str, str], list[float]] = {}
     for r in replays:
         for t, xs in r.parent_successes.items():
@@ -148,23 +156,14 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
         bar = float(decided[r.candidate_id]["parent_score"]) if acc.role == "validation" else None
         predicted.append(accept_probability(acc, p_hat, parent_score=bar))
         weights.append(len(r.null_accepts))
+    return {"false_accept_rate": float(null.mean()) if null.size else float("nan"), "false_accept_lo": fa_lo,
+            "false_accept_hi": fa_hi, "false_accept_trials": int(null.size),
+            "false_accept_predicted": float(np.average(predicted, weights=weights)) if predicted else float("nan")}
 
-    # 3. fresh re-evaluation of the lineage (common random numbers)
-    lineage_skills = [skills[c] for c in lineage_ids]
-    fresh = fresh_evaluation(ev, lineage_skills, {"train": train, "test": test}, cfg.fresh_seeds, seed)
-    fresh_train, fresh_test = fresh["train"], fresh.get("test")
-    by_version = {s.version: s for s in lineage_skills} | log.skills_by_version()
 
-    # 4. read graph over every fresh episode (and the optimizer's own)
-    fresh_eps = [e for f in (fresh_train, fresh_test) if f for es in f.episodes.values() for e in es]
-    run_eps = store.episodes(f"run_id = '{log.run_id}'") if integrity["episodes_cited"] else []
-    graph = episode_graph(run_eps + fresh_eps, by_version, rule)
-    usage = section_usage(run_eps + fresh_eps, by_version, rule)
-    read_by_version: dict[str, set[str]] = {}
-    for v, eps in fresh_train.episodes.items():
-        read_by_version[v] = {u["section"] for u in section_usage(eps, by_version, rule) if u["episodes_read"] > 0}
-
-    # per accepted edit
+def edit_rows(log: SkillRunLog, skills: dict[str, Skill], replays: list[ReplayResult], fresh_train: Any, fresh_test: Any,
+              read_by_version: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """One row per accepted edit: observed vs fresh gain, its verdict, cost and read provenance."""
     replay_of = {r.candidate_id: r for r in replays if r.accepted}
     edits = []
     for d in log.accepted():
@@ -195,9 +194,13 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
             "sections_modified": ",".join(diff["modified"]), "changed_sections_read": ",".join(changed_read),
             "provenance": bool(changed_read),
         })
+    return edits
 
-    # lineage: each accepted skill vs the seed
-    s0 = skills[seed_id].version
+
+def lineage_rows(lineage_ids: list[str], skills: dict[str, Skill], edits: list[dict[str, Any]], fresh_train: Any,
+                 fresh_test: Any) -> list[dict[str, Any]]:
+    """Each accepted skill vs the seed: the gain the optimizer saw (cumulative) and the fresh one."""
+    s0 = skills[lineage_ids[0]].version
     observed_cum = np.cumsum([0.0] + [e["observed_gain"] for e in edits])
     lineage = []
     for k, c in enumerate(lineage_ids):
@@ -211,34 +214,28 @@ def audit(log: SkillRunLog, store: Any, ev: SkillEvaluator, cfg: AuditConfig = A
                         "skill_chars": len(skills[c].render()), "tokens_in": float(fresh_train.tokens_in[v].mean()),
                         "skill_input_chars": len(skills[c].render()) * float(fresh_train.turns[v].mean()),
                         "turns": float(fresh_train.turns[v].mean())})
+    return lineage
 
-    decisions = [{"iteration": d["iteration"], "candidate": d["candidate_id"], "parent": d["parent_id"],
-                  "operator": log.candidates[d["candidate_id"]]["operator"], "change": log.candidates[d["candidate_id"]]["description"],
-                  "parent_score": d["parent_score"], "candidate_score": d["candidate_score"], "accepted": d["accepted"], "reason": d["reason"]}
-                 for d in log.decisions]
-    n_acc = len(edits)
+
+def edit_counts(edits: list[dict[str, Any]]) -> dict[str, int]:
+    return {"accepted": len(edits), "accepted_real": sum(e["verdict"] == "real" for e in edits),
+            "accepted_selection": sum(e["verdict"] == "selection" for e in edits),
+            "accepted_harmful": sum(e["verdict"] == "harmful" for e in edits)}
+
+
+def lineage_summary(lineage: list[dict[str, Any]], n_acc: int) -> dict[str, float]:
+    """Final vs seed skill: observed and fresh train gain, test gain, and the cost per accepted edit."""
     final, first = lineage[-1], lineage[0]
-    summary = {
-        **integrity, "rule": acc.rule, "minibatch_size": acc.minibatch_size, "iterations": len(log.decisions),
-        "accepted": n_acc, "accepted_real": sum(e["verdict"] == "real" for e in edits),
-        "accepted_selection": sum(e["verdict"] == "selection" for e in edits),
-        "accepted_harmful": sum(e["verdict"] == "harmful" for e in edits),
-        "false_accept_rate": float(null.mean()) if null.size else float("nan"), "false_accept_lo": fa_lo, "false_accept_hi": fa_hi,
-        "false_accept_trials": int(null.size), "false_accept_predicted": float(np.average(predicted, weights=weights)) if predicted else float("nan"),
+    per_edit = lambda key: (final[key] - first[key]) / n_acc if n_acc else 0.0  # noqa: E731
+    return {
         "observed_train_gain": final["observed_train_gain"], "fresh_train_gain": final["fresh_train_gain"],
         "fresh_train_lo": final["fresh_train_lo"], "fresh_train_hi": final["fresh_train_hi"],
         "test_gain": final["test_gain"], "test_lo": final["test_lo"], "test_hi": final["test_hi"],
         "seed_train_mean": first["fresh_train_mean"], "final_train_mean": final["fresh_train_mean"],
         "seed_test_mean": first["test_mean"], "final_test_mean": final["test_mean"],
-        "extra_skill_chars_per_edit": (final["skill_chars"] - first["skill_chars"]) / n_acc if n_acc else 0.0,
-        "extra_tokens_in_per_edit": (final["tokens_in"] - first["tokens_in"]) / n_acc if n_acc else 0.0,
-        "extra_skill_input_chars_per_edit": (final["skill_input_chars"] - first["skill_input_chars"]) / n_acc if n_acc else 0.0,
-        "extra_turns_per_edit": (final["turns"] - first["turns"]) / n_acc if n_acc else 0.0,
-        "audit_episodes": len(ev.episodes), "audit_seed": seed,
+        "extra_skill_chars_per_edit": per_edit("skill_chars"), "extra_tokens_in_per_edit": per_edit("tokens_in"),
+        "extra_skill_input_chars_per_edit": per_edit("skill_input_chars"), "extra_turns_per_edit": per_edit("turns"),
     }
-    summary["verdict"] = verdict_text(summary, edits)
-    principles = check_principles(acc, train, validation, summary, edits, cfg.max_false_accept)
-    return AuditResult(log.run_id, acc.rule, summary, decisions, edits, lineage, usage, principles, replays, graph)
 
 
 def verdict_text(s: dict[str, Any], edits: list[dict[str, Any]]) -> str:

@@ -87,7 +87,7 @@ def analyze(
     store: Path | None = StoreOption,
 ) -> None:
     """Ceiling / score / headroom / mismatch per harness, the cross-harness decomposition, gain prediction and tilt."""
-    from harnessrl.analysis import ceiling, tilt
+    from harnessrl.analysis.harness_tables import harness_tables
     from harnessrl.analysis.samples import Samples
 
     with user_errors():
@@ -110,63 +110,49 @@ def analyze(
     except ValueError:
         raise fail(f"--beta {beta!r}: give numbers, e.g. 0.1 or 0.05,0.2") from None
     harnesses = _csv_list(harness)
-    ref = samples.where(policy=reference)
-    pol = samples.where(policy=policy) if policy and policy != reference else ref
-    tables: dict[str, list[dict]] = {}
     summary: dict = {"store": str(root), "run_id": run_id, "reference": reference, "policy": policy or reference}
-
     try:
-        for b in betas:
-            grid = ceiling.build_grid(ref, pol, beta=b, k=k, harnesses=harnesses, n_boot=boot, seed=seed)
-            rows = ceiling.harness_table(grid)
-            tables.setdefault("harnesses", []).extend(rows)
-            tables.setdefault("cells", []).extend({"beta": b, **c} for c in ceiling.cell_table(grid))
-            shown = _ci_rows(rows, ["hard_ceiling", "soft_ceiling", "score", "headroom", "kl_ref", "mismatch"], ["harness", "tasks"])
-            short = {"hard_ceiling": f"C (pass@{grid.k})", "soft_ceiling": "V*", "score": "S", "headroom": "G = C - S",
-                     "kl_ref": "KL(pi||ref)", "mismatch": "M = KL(pi||pi*)"}
-            _print([{short.get(key, key): v for key, v in r.items()} for r in shown],
-                   f"beta={b:g}: reference {reference!r}, policy {policy or reference!r}  (value [95% CI])")
-            for other in grid.harnesses[1:]:
-                dec = ceiling.decomposition(grid, grid.harnesses[0], other)
-                tables.setdefault("decomposition", []).extend({"beta": b, **d} for d in dec)
-                _print([{"term": d["term"], "value": d["value"], "95% CI": f"[{d['lo']:.3f}, {d['hi']:.3f}]"} for d in dec],
-                       f"{grid.harnesses[0]} -> {other}: dS = dC - dG;  dJ = dV* - beta dM  (beta={b:g})")
-        if after:
-            before = pol
-            names = harnesses or ref.values("harness")
-            held = _csv_list(holdout) or (names if len(names) > 1 else [])
-            for h in held:
-                gp = ceiling.gain_prediction(ref, before, samples.where(policy=after), holdout=[h], harnesses=harnesses, k=k, n_boot=boot, seed=seed)
-                for row in gp.rows:
-                    row.update(kappa=gp.kappa.value, kappa_lo=gp.kappa.lo, kappa_hi=gp.kappa.hi, fit_on=",".join(gp.fit_on))
-                    tables.setdefault("gain_prediction", []).append(row)
-            _print([{"held out": g["harness"], "fit on": g["fit_on"], "kappa": f"{g['kappa']:.3f}\n[{g['kappa_lo']:.3f},{g['kappa_hi']:.3f}]",
-                     "headroom G": g["headroom"],
-                     "predicted dS": f"{g['predicted_gain']:.3f}\n[{g['predicted_lo']:.3f},{g['predicted_hi']:.3f}]",
-                     "observed dS": f"{g['observed_gain']:.3f}\n[{g['observed_lo']:.3f},{g['observed_hi']:.3f}]",
-                     "error": f"{g['error']:.3f}\n[{g['error_lo']:.3f},{g['error_hi']:.3f}]"}
-                    for g in tables.get("gain_prediction", [])],
-                   f"gain prediction dS = kappa (C - S): {policy or reference!r} -> {after!r} (95% CI)")
-        labels = [o for o in tilt.outcome_labels(ref.outcome) if o]
-        if labels:
-            trows = []
-            for pid in policies:
-                s = samples.where(policy=pid)
-                for lab, e in zip(labels, tilt.observed_frequencies(s.outcome, labels)):
-                    trows.append({"policy": pid, "outcome": lab, "frequency": e.value, "lo": e.lo, "hi": e.hi, "n": e.n})
-            tables["outcomes"] = trows
-            _print([{"policy": pid, **{lab: next(f"{r['frequency']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]" for r in trows
-                                             if r["policy"] == pid and r["outcome"] == lab) for lab in labels}} for pid in policies],
-                   "outcome frequencies per policy (95% Wilson CI)")
-            tilt_rows = tilt.tilt_table(ref.outcome, ref.reward, betas, labels=labels, contexts=ref.level, accepted=ref.success, n_boot=boot, seed=seed)
-            tables["tilt"] = tilt_rows
-            _print([{**r, "95% CI": f"[{r['predicted_lo']:.3f}, {r['predicted_hi']:.3f}]"} for r in tilt_rows],
-                   f"tilt model from {reference!r}'s samples: predicted outcome frequencies", ["reward", "beta", "outcome", "base", "predicted", "95% CI"])
+        res = harness_tables(samples, reference=reference, policy=policy, betas=betas, harnesses=harnesses, after=after,
+                             holdout=_csv_list(holdout), k=k, n_boot=boot, seed=seed)
     except ValueError as err:
         raise fail(str(err)) from None
+    tables = res.tables
+    _print_tables(res, reference, policy, after)
     if out:
         for name, rows in tables.items():
             _export(out, name, rows)
         summary["tables"] = sorted(tables)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)))
         console.print(f"tables -> {out}")
+
+
+def _print_tables(res, reference: str, policy: str | None, after: str | None) -> None:
+    """The tables of analysis.harness_tables on the console, values with their 95% CIs."""
+    tables = res.tables
+    for bt in res.per_beta:
+        b = bt.beta
+        shown = _ci_rows(bt.rows, ["hard_ceiling", "soft_ceiling", "score", "headroom", "kl_ref", "mismatch"], ["harness", "tasks"])
+        short = {"hard_ceiling": f"C (pass@{bt.k})", "soft_ceiling": "V*", "score": "S", "headroom": "G = C - S",
+                 "kl_ref": "KL(pi||ref)", "mismatch": "M = KL(pi||pi*)"}
+        _print([{short.get(key, key): v for key, v in r.items()} for r in shown],
+               f"beta={b:g}: reference {reference!r}, policy {policy or reference!r}  (value [95% CI])")
+        for other, dec in bt.decompositions:
+            _print([{"term": d["term"], "value": d["value"], "95% CI": f"[{d['lo']:.3f}, {d['hi']:.3f}]"} for d in dec],
+                   f"{bt.harnesses[0]} -> {other}: dS = dC - dG;  dJ = dV* - beta dM  (beta={b:g})")
+    if after:
+        _print([{"held out": g["harness"], "fit on": g["fit_on"], "kappa": f"{g['kappa']:.3f}\n[{g['kappa_lo']:.3f},{g['kappa_hi']:.3f}]",
+                 "headroom G": g["headroom"],
+                 "predicted dS": f"{g['predicted_gain']:.3f}\n[{g['predicted_lo']:.3f},{g['predicted_hi']:.3f}]",
+                 "observed dS": f"{g['observed_gain']:.3f}\n[{g['observed_lo']:.3f},{g['observed_hi']:.3f}]",
+                 "error": f"{g['error']:.3f}\n[{g['error_lo']:.3f},{g['error_hi']:.3f}]"}
+                for g in tables.get("gain_prediction", [])],
+               f"gain prediction dS = kappa (C - S): {policy or reference!r} -> {after!r} (95% CI)")
+    labels = res.outcome_labels
+    if labels:
+        trows = tables["outcomes"]
+        policies = list(dict.fromkeys(r["policy"] for r in trows))
+        _print([{"policy": pid, **{lab: next(f"{r['frequency']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]" for r in trows
+                                         if r["policy"] == pid and r["outcome"] == lab) for lab in labels}} for pid in policies],
+               "outcome frequencies per policy (95% Wilson CI)")
+        _print([{**r, "95% CI": f"[{r['predicted_lo']:.3f}, {r['predicted_hi']:.3f}]"} for r in tables["tilt"]],
+               f"tilt model from {reference!r}'s samples: predicted outcome frequencies", ["reward", "beta", "outcome", "base", "predicted", "95% CI"])

@@ -43,7 +43,6 @@ from harnessrl.envs.miniwob import (
     task_name,
 )
 from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
-from harnessrl.policies.scripted import register_planner
 
 TOOLS = ("click", "type", "press", "wait", "stop")
 DEFAULT_WAIT_MS = 500
@@ -192,6 +191,3 @@ def plan(state: Any) -> list[Intent]:
         return []
     action = get_oracle(view["task"])(page)
     return [] if action is None else [intent_of(action)]
-
-
-register_planner("miniwob", "harnessrl.harness._miniwob:plan")

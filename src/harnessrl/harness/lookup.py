@@ -24,7 +24,6 @@ import re
 
 from harnessrl.harness._reply import guarded
 from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
-from harnessrl.policies.scripted import register_planner
 
 DEFAULTS = {
     "look": "look",
@@ -128,6 +127,3 @@ def plan(state) -> list[Intent]:
     task, env = state.task, state.session.env
     answer = Intent("answer", text=" ".join(env.expected))
     return [answer] if task.target in env.looked else [Intent("read", path=task.target), answer]
-
-
-register_planner("lookup", "harnessrl.harness.lookup:plan")

@@ -8,6 +8,13 @@ LM policies keep their own per-episode token cache in `AgentState.cache` (keyed 
 episode): when the new `messages` extend the cached prefix, only the new messages are
 tokenised and appended; when a harness rewrites history (SWE-agent collapses old
 observations), the policy re-encodes from the first changed message.
+
+What a policy may see is drawn here. `AgentState` holds only what the harness shows a model
+(the rendered conversation and ids): no task object, session or harness, so a learned or
+remote policy cannot read a task's solution or hidden tests. The scripted oracle family
+declares `privileged = True` and gets one more field, `AgentState.privileged`: the live task,
+session, harness and structured view it plans from. The rollout loop fills it for those
+policies only.
 """
 
 from __future__ import annotations
@@ -29,11 +36,23 @@ class AgentState:
     turn: int
     episode_key: str  # stable per episode within a rollout (for caches)
     seed: int = 0
-    view: dict[str, Any] = field(default_factory=dict)  # structured state for scripted policies only
-    harness: Any = None  # the Harness (scripted policies render intents through it)
-    session: Any = None  # the Session (scripted policies may consult env state through it)
-    task: Any = None  # the Task (scripted oracles read its solution)
     cache: dict[str, Any] = field(default_factory=dict)  # per-episode scratch space owned by the policy
+    privileged: Privileged | None = None  # set only for policies with `privileged = True`
+
+
+@dataclass(slots=True)
+class Privileged:
+    """The oracle's channel: everything a scripted policy plans from that a learner must not see.
+
+    task: the Task (its reference solution and hidden tests); session: the live harness
+    session (env state such as the workspace); harness: renders intents in its own syntax;
+    view: the session's structured state at this turn (a MiniWoB page), refreshed every turn.
+    """
+
+    task: Any
+    session: Any
+    harness: Any
+    view: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -57,6 +76,8 @@ class Policy(ABC):
     """Anything that maps observations to actions: scripted, LM, endpoint."""
 
     policy_id: str = "policy"
+    #: gets `AgentState.privileged` (task, session, harness): the scripted oracle family only
+    privileged: bool = False
 
     @abstractmethod
     def act(self, states: list[AgentState]) -> list[Action]:

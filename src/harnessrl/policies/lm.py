@@ -356,6 +356,7 @@ class TeacherForcing(Policy):
     def __init__(self, inner: Policy, lm: LMPolicy):
         self.inner, self.lm = inner, lm
         self.policy_id = f"{inner.policy_id}>tokens"
+        self.privileged = inner.privileged  # the demonstrator (an oracle) plans from the task; the LM only encodes
         self.stop = lm.stop_token_ids[0] if lm.tokenizer.eos_token_id is None else int(lm.tokenizer.eos_token_id)
 
     def act(self, states: list[AgentState]) -> list[Action]:

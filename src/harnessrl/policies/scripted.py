@@ -6,8 +6,14 @@ solve.sh -> `run`, then `finish`) and renders them through the episode's harness
 syntax. A harness without a shell gets the solution script's *effect* instead: the script is
 run once in a scratch sandbox and the files it changed become `write` intents.
 
-Other task kinds plug in a reactive planner (`register_planner(kind, fn)`; `fn(state) ->
-list[Intent]`, the intents still to do) — MiniWoB's page-driven oracles, for instance.
+Other task kinds plug in a reactive planner (`register_planner(kind, fn)`; `fn(channel) ->
+list[Intent]`, the intents still to do, where `channel` is the `Privileged` task/session/
+harness/view) — MiniWoB's page-driven oracles and the lookup suite's, for instance. The
+built-in planners live next to their harness and are named here by "module:function", so
+the harness package never imports policies (policies sit above harness).
+
+Every policy here is privileged (`privileged = True`): the rollout loop hands it the live
+task, session and harness in `AgentState.privileged`; learned policies never get them.
 
 Faulty oracles inject one known fault so an evaluation can be checked against it:
   oracle-drop       makes a cosmetic edit instead of the solution   -> dropped_requirement
@@ -26,13 +32,17 @@ from typing import Any
 
 from harnessrl.config import ConfigError
 from harnessrl.harness.base import Intent
-from harnessrl.policies.base import Action, AgentState, Policy
+from harnessrl.policies.base import Action, AgentState, Policy, Privileged
 
 #: text that is malformed in every built-in code/terminal style (see the module docstring)
 MALFORMED = '<tool_call>{"name": oops</tool_call>\nnotes.txt\n<<<<<<< SEARCH\nhalf a block and no JSON object\n```\nan unclosed listing\n'
 
-Planner = Callable[[AgentState], list[Intent]]
-PLANNERS: dict[str, str | Planner] = {}
+Planner = Callable[[Privileged], list[Intent]]
+#: task kind -> planner; built-in ones by "module:function" path, imported on first use
+PLANNERS: dict[str, str | Planner] = {
+    "lookup": "harnessrl.harness.lookup:plan",
+    "miniwob": "harnessrl.harness._miniwob:plan",
+}
 
 
 def register_planner(kind: str, planner: str | Planner) -> None:
@@ -88,19 +98,29 @@ def scratch_effect(task: Any) -> dict[str, str]:
     return {p: c.decode("utf-8") for p, c in sorted(after.items()) if before.get(p) != c}
 
 
+def channel(state: AgentState) -> Privileged:
+    """The privileged task/session/harness a scripted policy plans from (the rollout fills it)."""
+    if state.privileged is None:
+        raise RuntimeError(f"{state.task_id}: a scripted policy needs AgentState.privileged; "
+                           "run it through rollout.run_group, which fills it for `privileged = True` policies")
+    return state.privileged
+
+
 def render_next(state: AgentState, plan: list[Intent]) -> tuple[str, int]:
     """The harness's text for the next turn of `plan` and how many intents it used."""
     if not plan:
         plan = [Intent("finish", message="Done.")]
-    if hasattr(state.harness, "render_turn"):
-        return state.harness.render_turn(plan, state.session)
-    return state.harness.render_intent(plan[0], state.session), 1
+    ch = channel(state)
+    if hasattr(ch.harness, "render_turn"):
+        return ch.harness.render_turn(plan, ch.session)
+    return ch.harness.render_intent(plan[0], ch.session), 1
 
 
 class PlanPolicy(Policy):
     """Follows a fixed plan per episode (built once, on the first turn), one turn at a time."""
 
     policy_id = "plan"
+    privileged = True  # plans from the task and the live session: scripted, never a learner
     #: follow a kind's reactive planner (MiniWoB pages) instead of `plan`: only oracles do
     uses_planner = False
 
@@ -116,9 +136,9 @@ class PlanPolicy(Policy):
         return self._scratch[task.id]
 
     def turn_text(self, state: AgentState) -> str:
-        planner = _planner(getattr(state.task, "kind", "")) if self.uses_planner else None
+        planner = _planner(getattr(channel(state).task, "kind", "")) if self.uses_planner else None
         if planner is not None:  # reactive: re-plan from the live state every turn
-            return render_next(state, planner(state))[0]
+            return render_next(state, planner(channel(state)))[0]
         if "plan" not in state.cache:
             state.cache["plan"], state.cache["pos"] = self.plan(state) + [Intent("finish", message="Done.")], 0
         plan, pos = state.cache["plan"], state.cache["pos"]
@@ -137,8 +157,9 @@ class Oracle(PlanPolicy):
     uses_planner = True
 
     def plan(self, state: AgentState) -> list[Intent]:
-        shell = "shell" in getattr(state.harness, "capabilities", {"shell"})
-        return solution_plan(state.task, shell, self.scratch)
+        ch = channel(state)
+        shell = "shell" in getattr(ch.harness, "capabilities", {"shell"})
+        return solution_plan(ch.task, shell, self.scratch)
 
 
 class Noop(PlanPolicy):
@@ -156,7 +177,7 @@ class Explore(PlanPolicy):
     policy_id = "explore"
 
     def plan(self, state: AgentState) -> list[Intent]:
-        workspace = getattr(getattr(state.session, "env", None), "workspace", None)
+        workspace = getattr(getattr(channel(state).session, "env", None), "workspace", None)
         return [Intent("read", path=p) for p in (workspace.files()[:8] if workspace is not None else [])]
 
 
@@ -195,7 +216,7 @@ class BreakExisting(Oracle):
 
     def plan(self, state: AgentState) -> list[Intent]:
         plan = super().plan(state)
-        victim = regression_only_name(state.task)
+        victim = regression_only_name(channel(state).task)
         if victim is None:
             return plan
         module, name = victim
@@ -231,10 +252,11 @@ class Typo(Oracle):
 
 
 def _first_python_target(state: AgentState) -> tuple[str, str] | None:
-    ws = getattr(getattr(state.session, "env", None), "workspace", None)
+    ch = channel(state)
+    ws = getattr(getattr(ch.session, "env", None), "workspace", None)
     if ws is None:
         return None
-    sol = getattr(state.task, "solution", None)
+    sol = getattr(ch.task, "solution", None)
     touched = [s.path for s in (sol.steps if sol else ()) if ws.exists(s.path)]
     pyfiles = [p for p in ws.files() if p.endswith(".py")]
     for path in touched + pyfiles:
@@ -243,7 +265,7 @@ def _first_python_target(state: AgentState) -> tuple[str, str] | None:
 
 
 def _final_text(state: AgentState, plan: list[Intent], path: str) -> str:
-    ws = state.session.env.workspace
+    ws = channel(state).session.env.workspace
     text = ws.read_text(path) if ws.exists(path) else ""
     for i in plan:
         if i.args.get("path") != path:

@@ -27,20 +27,13 @@ from harnessrl.config import ConfigError
 from harnessrl.harness.base import Intent
 from harnessrl.harness.skills import CODE_SPAN
 from harnessrl.policies.base import AgentState, Policy
-from harnessrl.policies.scripted import PLANNERS, Oracle, render_next
+from harnessrl.policies.scripted import Oracle, channel, render_next
 
 
 def uniform(salt: str, task_id: str, seed: int) -> float:
     """A deterministic uniform number in [0, 1) for one (task, seed)."""
     h = hashlib.sha256(f"{salt}|{task_id}|{seed}".encode()).digest()
     return int.from_bytes(h[:8], "little") / 2**64
-
-
-def lookup_plan(task: Any, seed: int, solve: bool) -> list[Intent]:
-    """The lookup suite's plan: look at the target and answer its values, or answer "unknown"."""
-    if not solve:
-        return [Intent("answer", text="unknown")]
-    return [Intent("read", path=task.target), Intent("answer", text=" ".join(task.expected(seed)))]
 
 
 def section_span(system_prompt: str, section: str) -> str | None:
@@ -65,7 +58,7 @@ class _Probe(Oracle):
         return []
 
     def turn_text(self, state: AgentState) -> str:
-        kind = getattr(state.task, "kind", "")
+        kind = getattr(channel(state).task, "kind", "")
         if kind not in self.kinds:
             raise ConfigError(f"probe policies drive {', '.join(self.kinds)} tasks, not {kind!r}")
         if "probe" not in state.cache:
@@ -78,11 +71,6 @@ class _Probe(Oracle):
         if not probe["ok"]:
             give_up = Intent("answer", text="unknown") if kind == "lookup" else Intent("finish", message="giving up")
             return render_next(state, [give_up])[0]
-        if kind == "lookup" and "lookup" not in PLANNERS:  # no registered lookup oracle: plan it here
-            plan = state.cache.setdefault("lookup_plan", lookup_plan(state.task, state.seed, True))
-            text, used = render_next(state, plan)
-            state.cache["lookup_plan"] = plan[used:]
-            return text
         return super().turn_text(state)
 
 
@@ -128,7 +116,7 @@ class SectionFollowerPolicy(_Probe):
 
     def prefix(self, state: AgentState) -> list[Intent]:
         span = self.span(state)
-        return [Intent("run", command=span)] if span and getattr(state.task, "kind", "") != "lookup" else []
+        return [Intent("run", command=span)] if span and getattr(channel(state).task, "kind", "") != "lookup" else []
 
     def spec(self) -> dict[str, Any]:
         return {"name": "probe-section-follower", "arg": self.section,

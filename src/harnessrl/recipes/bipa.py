@@ -26,18 +26,18 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 from pydantic import Field
 
-from harnessrl.analysis.bipa import AuditConfig, audit
-from harnessrl.analysis.bipa_replay import SkillEvaluator
+from harnessrl.analysis.bipa import audit
 from harnessrl.config import Config, ConfigError
+from harnessrl.evaluate.skill_audit import AuditConfig, SkillEvaluator, audit_rollouts
 from harnessrl.evaluate.skill_runs import read_log
 from harnessrl.harness.base import HarnessSpec, load_spec
 from harnessrl.harness.skills import DEFAULT_POOL, Skill, SkillSection, load_skill
 from harnessrl.policies.base import Policy
 from harnessrl.policies.registry import PolicySpec, make_policy
 from harnessrl.records import RecordStore
+from harnessrl.recipes import splits
 from harnessrl.report.bipa import audit_report
 from harnessrl.rollout.suites import load_suite, task_id
 from harnessrl.train.skill_optimizer import ProposerConfig, SkillOptimizer, SkillOptimizerConfig
@@ -74,11 +74,10 @@ class BipaRecipeConfig(Config):
 
 
 def split_tasks(suite: str, n_train: int, n_test: int, seed: int) -> tuple[list[Any], list[Any]]:
+    """`n_train` training and `n_test` held-out tasks of `suite`, drawn by a seeded shuffle."""
     tasks = list(load_suite(suite)) if suite != "lookup" else _lookup()
-    if n_train + n_test > len(tasks):
-        raise ConfigError(f"suite {suite!r} has {len(tasks)} tasks; train_tasks + test_tasks = {n_train + n_test} is too many")
-    order = np.random.default_rng(seed).permutation(len(tasks))
-    return [tasks[i] for i in order[:n_train]], [tasks[i] for i in order[n_train:n_train + n_test]]
+    return splits.split_tasks(tasks, n_test, n_train=n_train, seed=seed, min_held=0,
+                              what=f"train_tasks + test_tasks on suite {suite!r}")
 
 
 def _lookup() -> list[Any]:
@@ -101,7 +100,7 @@ def rebuild(log: Any) -> tuple[PolicySpec, HarnessSpec, dict[str, Any]]:
     h = log.header
     if "policy" not in h or "suite" not in h:
         raise ConfigError(f"{log.path}: the header does not record a policy spec and suite, so the CLI cannot rebuild "
-                          "the run's evaluation; audit it from Python with harnessrl.analysis.bipa.audit(...)")
+                          "the run's evaluation; audit it from Python with harnessrl.evaluate.skill_audit.audit_rollouts and harnessrl.analysis.bipa.audit")
     spec = HarnessSpec.model_validate(h["harness"])
     ids = h["tasks"]["train"] + h["tasks"]["validation"] + h["tasks"]["test"]
     return PolicySpec(**h["policy"]), spec, tasks_by_id(h["suite"], ids)
@@ -116,7 +115,7 @@ def run_audit(run_dir: str | Path, store: RecordStore, cfg: AuditConfig, out: st
     ev = SkillEvaluator(policy or make_policy(pspec), spec, tasks, run_id=f"{log.run_id}-audit", store=store,
                         progress=progress, policy_spec=pspec, workers=workers, backend=backend)
     try:
-        result = audit(log, store, ev, cfg)
+        result = audit(log, store, audit_rollouts(log, ev, cfg), cfg)
     finally:
         if policy is None:
             ev.policy.close()

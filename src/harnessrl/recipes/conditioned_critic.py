@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
-import multiprocessing as mp
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +33,9 @@ from harnessrl.envs.levels import bipedal_contexts, minigrid_contexts, minigrid_
 from harnessrl.envs.multicontext import CARTPOLE_VARIANTS, MultiContextVectorEnv, cartpole_contexts
 from harnessrl.evaluate.levels import PROCGEN_EASY, evaluate_episodes
 from harnessrl.evaluate.value_error import measure_value_error
+from harnessrl.fileio import atomic_write_text
+from harnessrl.recipes.stages import check_same_config
+from harnessrl.recipes.workers import folder_lock, run_pool
 from harnessrl.train.ppo import PPOConfig, train_ppo
 
 Family = Literal["bandit", "cartpole", "minigrid", "mujoco", "bipedal", "procgen"]
@@ -263,7 +264,7 @@ def run_job(cfg: ConditionedCriticConfig, job: Job, out_dir: str, resume: bool, 
     else:
         for e in result["test_episodes"]:
             e["score"] = float(e["ret"])
-    done.write_text(json.dumps(result))
+    atomic_write_text(done, json.dumps(result))  # a kill mid-write leaves no torn result for --resume to trip on
     for e in (env, test_env):
         if e is not None:
             e.close()
@@ -283,52 +284,18 @@ def run_recipe(cfg: ConditionedCriticConfig, out_dir: str | Path, *, resume: boo
                 env.close()
     if not resume and any((out_dir / "runs").glob("**/checkpoint.pt")):
         raise ConfigError(f"{out_dir} already holds runs; pass --resume to continue them or choose a new --out")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, dict] = {}
-    if resume:  # finished runs are read, not re-run
-        for job in list(todo):
-            done = out_dir / "runs" / job.key / "result.json"
-            if done.exists():
-                results[job.key] = json.loads(done.read_text())
+    with folder_lock(out_dir):  # one run per folder, and no survivor of a killed one
+        # finished runs are reused on --resume only with the settings they were trained with
+        check_same_config(cfg, out_dir / "config.json")
+        atomic_write_text(out_dir / "config.json", cfg.model_dump_json(indent=2))
+        results: dict[str, dict] = {}
+        if resume:  # finished runs are read, not re-run
+            for job in todo:
+                done = out_dir / "runs" / job.key / "result.json"
+                if done.exists():
+                    results[job.key] = json.loads(done.read_text())
         todo_left = [job for job in todo if job.key not in results]
-    else:
-        todo_left = todo
-    if not todo_left:
-        return [results[job.key] for job in todo]
-    if cfg.workers == 1:
-        for job in todo_left:
-            results[job.key] = run_job(cfg, job, str(out_dir), resume, _Direct(on_progress))
-    else:
-        ctx = mp.get_context("spawn")
-        with ctx.Manager() as manager, ProcessPoolExecutor(min(cfg.workers, len(todo_left)), mp_context=ctx) as pool:
-            queue = manager.Queue()
-            futures = {pool.submit(run_job, cfg, job, str(out_dir), resume, queue): job for job in todo_left}
-            pending = set(futures)
-            while pending:
-                _drain(queue, on_progress)
-                finished = [f for f in pending if f.done()]
-                for f in finished:
-                    results[futures[f].key] = f.result()
-                    pending.discard(f)
-                if pending:
-                    wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            _drain(queue, on_progress)
+        fresh = run_pool(run_job, [(cfg, job, str(out_dir), resume) for job in todo_left], workers=cfg.workers,
+                         on_message=on_progress, lock_dir=out_dir)
+        results.update({job.key: r for job, r in zip(todo_left, fresh)})
     return [results[job.key] for job in todo]
-
-
-class _Direct:
-    """A stand-in for the progress queue when running in-process."""
-
-    def __init__(self, callback: Callable[[str, int, int], None] | None):
-        self.callback = callback
-
-    def put(self, item: tuple[str, int, int]) -> None:
-        if self.callback is not None:
-            self.callback(*item)
-
-
-def _drain(queue: Any, callback: Callable[[str, int, int], None] | None) -> None:
-    while not queue.empty():
-        item = queue.get()
-        if callback is not None:
-            callback(*item)

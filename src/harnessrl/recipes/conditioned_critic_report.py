@@ -24,6 +24,7 @@ from harnessrl.envs.bandit import BANDIT_ID  # noqa: E402
 from harnessrl.episode import Context, Episode  # noqa: E402
 from harnessrl.evaluate.levels import aggregate_iqm  # noqa: E402
 from harnessrl.evaluate.stats import Estimate, bootstrap_ci  # noqa: E402
+from harnessrl.fileio import atomic_write_text  # noqa: E402
 from harnessrl.records import RecordStore  # noqa: E402
 from harnessrl.report.html import Report  # noqa: E402
 
@@ -38,7 +39,11 @@ def env_id(cfg: Any, family: str, task: str) -> str:
 
 
 def store_episodes(cfg: Any, results: list[dict], out_dir: Path, store: RecordStore) -> int:
-    """Append every run's evaluation episodes once (a marker file per run makes --resume idempotent)."""
+    """Append every run's evaluation episodes once; returns how many were appended now.
+
+    Episode ids are fixed by (run, split, index), so appending is idempotent: a run killed
+    between the append and its `stored` marker finds its episodes in the store on --resume and
+    appends none twice. The marker only saves that query."""
     written = 0
     for r in results:
         job = r["job"]
@@ -46,24 +51,29 @@ def store_episodes(cfg: Any, results: list[dict], out_dir: Path, store: RecordSt
         marker = out_dir / "runs" / key / "stored"
         if marker.exists():
             continue
+        run_id = f"conditioned-critic/{key}"
         eps = []
         for split, rows in (("train", r["train_episodes"]), ("test", r["test_episodes"])):
-            for e in rows:
+            for i, e in enumerate(rows):
                 ctx_name = r["contexts"][e["context"]] if split == "train" else "test-levels"
                 eps.append(Episode(
+                    episode_id=f"{run_id}/{split}/{i:05d}",
                     context=Context(task_id=f"{job['family']}/{ctx_name}", env_id=env_id(cfg, job["family"], job["task"]),
                                     level=e["level"] if e["level"] >= 0 else e["context"], seed=job["seed"]),
                     reward=e["ret"], success=job["family"] == "minigrid" and e["ret"] > 0,
                     policy_id=f"ppo-{job['critic']}-critic",
-                    run_id=f"conditioned-critic/{key}", outcome=split,
+                    run_id=run_id, outcome=split,
                     metadata={"recipe": "conditioned-critic", "critic": job["critic"], "family": job["family"],
                               "task": job["task"], "split": split, "context_index": e["context"], "score": e["score"],
                               "length": e["length"],
                               "value_mse": r["value_error"]["mse"][e["context"]] if split == "train" else None},
                 ))
-        store.append(eps)
-        marker.write_text(str(len(eps)))
-        written += len(eps)
+        have = set(store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist())
+        new = [e for e in eps if e.episode_id not in have]
+        if new:
+            store.append(new)
+        atomic_write_text(marker, str(len(eps)))
+        written += len(new)
     return written
 
 

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing as mp
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,17 +37,21 @@ import torch
 from pydantic import Field, model_validator
 
 from harnessrl.analysis import ceiling
-from harnessrl.analysis.preferences import contrasts, preference_table, score_contrasts
+from harnessrl.analysis.preferences import preference_table
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
+from harnessrl.evaluate.contrasts import contrasts, score_contrasts
 from harnessrl.evaluate.seal import create_seal, load_seal, write_sealed_eval
+from harnessrl.fileio import atomic_write_text
 from harnessrl.harness.base import load_spec, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
 from harnessrl.recipes.lm_base import LMRecipeConfig, attach_ref_logprob, samples
+from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import check_same_config, json_stage
+from harnessrl.recipes.workers import DirectQueue, all_runs, folder_lock, run_pool
 from harnessrl.rollout.backends import Job, run_jobs
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.sft import build_tiny_for, warm_start
@@ -121,22 +123,14 @@ def preset(scale: str) -> dict[str, Any]:
     raise ConfigError(f"scale {scale!r}: choose small or paper")
 
 
-class _Direct:
-    """The progress queue of an RL run in this process (worker processes get a Manager queue)."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-
-    def put(self, item: tuple[str, int, int]) -> None:
-        name, i, n = item
-        self.progress(f"RL {name}", i, n)
+def _direct(progress: Progress) -> DirectQueue:
+    """The progress queue of one RL run in this process."""
+    return DirectQueue(lambda name, i, n: progress(f"RL {name}", i, n))
 
 
-def split_tasks(cfg: HarnessTeacherConfig) -> tuple[list[Any], list[Any]]:
-    tasks = load_tasks(cfg.suite)
-    if cfg.eval_tasks >= len(tasks):
-        raise ConfigError(f"eval_tasks={cfg.eval_tasks} leaves no training task in suite {cfg.suite!r} ({len(tasks)} tasks)")
-    return tasks[: -cfg.eval_tasks], tasks[-cfg.eval_tasks:]
+def tasks_of(cfg: HarnessTeacherConfig) -> tuple[list[Any], list[Any]]:
+    """(training tasks, held-out tasks): the suite's last `eval_tasks` tasks are held out."""
+    return split_tasks(load_tasks(cfg.suite), cfg.eval_tasks, what=f"eval_tasks={cfg.eval_tasks} in suite {cfg.suite!r}")
 
 
 def policy_config(cfg: HarnessTeacherConfig, model: str, **kw: Any) -> LMConfig:
@@ -198,7 +192,7 @@ def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None
     trainer = AgentTrainer(tcfg, tasks=train, on_update=on_update)
     trainer.run(resume=(Path(tcfg.run_dir) / "checkpoint.pt").exists())
     trainer.policy.save(final)
-    (final / "done.json").write_text(json.dumps({"harness": harness, "updates": updates, "start": list(start)}))
+    atomic_write_text(final / "done.json", json.dumps({"harness": harness, "updates": updates, "start": list(start)}))
     return str(final)
 
 
@@ -210,21 +204,12 @@ def _model_and_adapter(cfg: HarnessTeacherConfig, sft_model: str, saved: str) ->
 def further_rounds(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None], harnesses: list[str], train: list[Any],
                    progress: Progress) -> dict[str, str]:
     """One round of further training per harness, in parallel worker processes on CPU."""
-    names = {h: f"further-{h}" for h in harnesses}
     if cfg.workers <= 1 or len(harnesses) == 1:
-        return {h: train_run(cfg, out, start, h, cfg.further_updates, names[h], train, _Direct(progress)) for h in harnesses}
-    ctx = mp.get_context("spawn")
-    with ctx.Manager() as manager, ProcessPoolExecutor(min(cfg.workers, len(harnesses)), mp_context=ctx) as pool:
-        queue = manager.Queue()
-        futures = {h: pool.submit(train_run, cfg, out, start, h, cfg.further_updates, names[h], train, queue) for h in harnesses}
-        seen: dict[str, int] = {}
-        while not all(f.done() for f in futures.values()):
-            while not queue.empty():
-                name, i, n = queue.get()
-                seen[name] = i
-                progress("further training (all rounds)", sum(seen.values()), n * len(harnesses))
-            time.sleep(0.2)
-        return {h: f.result() for h, f in futures.items()}
+        on_message = lambda name, i, n: progress(f"RL {name}", i, n)  # noqa: E731
+    else:
+        on_message = all_runs(progress, "further training (all rounds)", len(harnesses))
+    calls = [(cfg, out, start, h, cfg.further_updates, f"further-{h}", train) for h in harnesses]
+    return dict(zip(harnesses, run_pool(train_run, calls, workers=cfg.workers, on_message=on_message, lock_dir=out)))
 
 
 # ----------------------------------------------------------------------------------------
@@ -233,16 +218,19 @@ def further_rounds(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str |
 
 def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lambda *a: None) -> dict[str, Any]:
     """Every stage in order (finished ones are reused); returns what the report needs."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):  # one run per folder, and no survivor of a killed one
+        return _run(cfg, Path(out), progress)
+
+
+def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     if not torch.cuda.is_available():  # one thread: faster for a tiny model, and the same floats on any CPU count
         torch.set_num_threads(1)
-    train, held_out = split_tasks(cfg)
+    train, held_out = tasks_of(cfg)
     for h in [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]:
         make_harness(h)  # an unknown harness fails here, before any work
     check_same_config(cfg, out / "config.json")
-    (out / "config.json").write_text(cfg.model_dump_json(indent=2))
+    atomic_write_text(out / "config.json", cfg.model_dump_json(indent=2))
     store = RecordStore(out / "store")
 
     # 1. the reference: a model warm-started on oracle demonstrations through the training harness
@@ -269,7 +257,7 @@ def run(cfg: HarnessTeacherConfig, out: str | Path, *, progress: Progress = lamb
 
     # 4-5. the agent: RL in the training harness, then sampled under every harness
     agent = _model_and_adapter(cfg, sft_model, train_run(cfg, out, (sft_model, None), cfg.train_harness,
-                                                         cfg.agent_updates, "agent", train, _Direct(progress)))
+                                                         cfg.agent_updates, "agent", train, _direct(progress)))
     json_stage(out, "agent_eval", lambda: {"ids": sample(cfg, agent[0], cfg.harnesses, held_out, cfg.eval_samples, "agent",
                                                       store, reference, progress, adapter=agent[1])})
     prefs = json_stage(out, "preferences", lambda: {"rows": _preferences(cfg, agent, reference, held_out)})

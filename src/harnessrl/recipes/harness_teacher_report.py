@@ -243,7 +243,7 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
         rep.table(res["preferences"], caption="Log-odds per harness", digits=3)
     else:
         rep.note(f"No contrast is registered for the tasks of suite {cfg.suite} "
-                 "(harnessrl.analysis.preferences.register_contrast adds one), so no log-odds were measured.")
+                 "(harnessrl.evaluate.contrasts.register_contrast adds one), so no log-odds were measured.")
     if res.get("sealed"):
         s = res["sealed"]
         rep.section("5. Sealed unseen harness",

@@ -22,10 +22,8 @@ Jobs are resumable: each run has its own checkpoint folder; finished pieces are 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing as mp
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,8 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
 from harnessrl.recipes.lm_base import LMRecipeConfig
+from harnessrl.recipes.splits import split_tasks
+from harnessrl.recipes.workers import all_runs, folder_lock, run_pool
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.sft import build_tiny_for
@@ -80,12 +80,11 @@ def preset(scale: str) -> dict[str, Any]:
 # 1. The model and its warm start
 
 
-def split_tasks(cfg: MultiHarnessConfig) -> tuple[list[Any], list[Any]]:
+def tasks_of(cfg: MultiHarnessConfig) -> tuple[list[Any], list[Any]]:
+    """(training tasks, held-out tasks): the last `eval_fraction` of the suite is held out."""
     tasks = load_tasks(cfg.suite)
     cut = int(round(len(tasks) * (1 - cfg.eval_fraction)))
-    if cut < 1 or cut >= len(tasks):
-        raise ConfigError(f"eval_fraction={cfg.eval_fraction} leaves no training or no evaluation tasks ({len(tasks)} tasks)")
-    return tasks[:cut], tasks[cut:]
+    return split_tasks(tasks, len(tasks) - cut, what=f"eval_fraction={cfg.eval_fraction}")
 
 
 def build_model(cfg: MultiHarnessConfig, out: Path, train: list[Any]) -> str:
@@ -154,7 +153,7 @@ def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue
     if not torch.cuda.is_available():
         torch.set_num_threads(1)
     cfg, out_p = MultiHarnessConfig.model_validate_json(cfg_json), Path(out)
-    train, held_out = split_tasks(cfg)
+    train, held_out = tasks_of(cfg)
     tcfg = rl_config(cfg, out_p, sft_model, rule, seed, train)
     key = f"{rule}-s{seed}"
     trainer = AgentTrainer(tcfg, tasks=train, on_update=(lambda r: queue.put((key, r["update"], cfg.updates))) if queue else None)
@@ -170,10 +169,13 @@ def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue
 def run(cfg: MultiHarnessConfig, out: str | Path, *, progress: Callable[[str, int, int | None], None] = lambda *a: None
         ) -> dict[str, Any]:
     """The whole recipe; returns what the report needs."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):  # one run per folder, and no survivor of a killed one
+        return _run(cfg, Path(out), progress)
+
+
+def _run(cfg: MultiHarnessConfig, out: Path, progress: Callable[[str, int, int | None], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    train, held_out = split_tasks(cfg)
+    train, held_out = tasks_of(cfg)
     for h in [cfg.sft_harness, cfg.sealed_harness, *cfg.train_harnesses]:
         make_harness(h)  # an unknown harness fails here, before any work
     if cfg.sealed_harness in cfg.train_harnesses:
@@ -188,27 +190,18 @@ def run(cfg: MultiHarnessConfig, out: str | Path, *, progress: Callable[[str, in
     sft_sealed = evaluate(base, [cfg.sealed_harness], held_out, cfg.eval_seeds, "sealed-sft", store)
     del base
     jobs = [(rule, seed) for rule in cfg.rules for seed in cfg.seeds]
-    results: list[dict[str, Any]] = []
     cfg_json = cfg.model_dump_json()
     if cfg.workers <= 1:
-        for rule, seed in jobs:
-            results.append(run_job(cfg_json, str(out), sft_model, rule, seed))
-            progress("RL runs", len(results), len(jobs))
+        finished: set[str] = set()
+
+        def on_message(key: str, i: int, n: int) -> None:  # in process: count whole runs
+            if i == n:
+                finished.add(key)
+                progress("RL runs", len(finished), len(jobs))
     else:
-        ctx = mp.get_context("spawn")
-        with ctx.Manager() as manager, ProcessPoolExecutor(cfg.workers, mp_context=ctx) as pool:
-            queue = manager.Queue()
-            futures = [pool.submit(run_job, cfg_json, str(out), sft_model, r, s, queue) for r, s in jobs]
-            seen: dict[str, int] = {}
-            pending = set(futures)
-            while pending:
-                while not queue.empty():
-                    key, i, n = queue.get()
-                    seen[key] = i
-                    progress("RL updates (all runs)", sum(seen.values()), n * len(jobs))
-                pending = {f for f in pending if not f.done()}
-                time.sleep(0.2)
-            results = [f.result() for f in as_completed(futures)]
+        on_message = all_runs(progress, "RL updates (all runs)", len(jobs))
+    results = run_pool(run_job, [(cfg_json, str(out), sft_model, rule, seed) for rule, seed in jobs],
+                       workers=cfg.workers, on_message=on_message, lock_dir=out)
     results.sort(key=lambda r: (cfg.rules.index(r["rule"]), r["seed"]))
     return {"cfg": cfg, "out": out, "seal": seal, "sft_model": sft_model, "sft": sft_info, "results": results,
             "sft_eval_ids": sft_ids, "sft_sealed_ids": sft_sealed, "train_tasks": len(train), "eval_tasks": len(held_out),

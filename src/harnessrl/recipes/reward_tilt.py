@@ -34,6 +34,7 @@ from harnessrl.analysis import tilt
 from harnessrl.analysis.samples import Samples
 from harnessrl.config import Config, ConfigError
 from harnessrl.envs import drawer
+from harnessrl.fileio import atomic_write_text
 from harnessrl.policies.diffusion import DiffusionPolicy, DiffusionPolicyConfig
 from harnessrl.policies.reward_model import RewardModel
 from harnessrl.records import RecordStore
@@ -159,7 +160,7 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
                                             "store": str(store.root.resolve())})
     if ident["store"] != str(store.root.resolve()):
         raise ConfigError(f"{out} holds a run whose episodes are in {ident['store']}; resume it with --store {ident['store']}")
-    (out / "stages" / "config.json").write_text(cfg.model_dump_json(indent=2))
+    atomic_write_text(out / "stages" / "config.json", cfg.model_dump_json(indent=2))
     run_id = ident["run_id"]
 
     # 1. behaviour cloning from noisy scripted demonstrations

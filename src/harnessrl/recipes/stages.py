@@ -1,8 +1,8 @@
 """Stage bookkeeping shared by the recipes: each finished stage leaves a file in OUT/stages/,
 and a resumed run reuses it instead of recomputing.
 
-A stage file is written to a temporary name and renamed, so a run killed mid-write leaves
-either the whole file or none. `check_same_config` refuses to resume a folder that holds a
+A stage file is written with harnessrl.fileio.atomic_write (a temporary name unique to the
+writer, fsync, rename), so a run killed mid-write leaves either the whole file or none. `check_same_config` refuses to resume a folder that holds a
 run with other settings, naming the fields that differ.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from harnessrl.config import Config, ConfigError
+from harnessrl.fileio import atomic_write
 
 # settings that change where or how fast the work runs, not its results
 RUNTIME_ONLY = {"workers", "backend", "ray_address", "device", "threads"}
@@ -30,7 +31,7 @@ def json_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[s
     t0 = time.perf_counter()
     result = fn()
     result["seconds"] = time.perf_counter() - t0
-    _write(path, lambda tmp: tmp.write_text(json.dumps(result, default=float)))
+    atomic_write(path, lambda f: f.write(json.dumps(result, default=float).encode("utf-8")))
     return result
 
 
@@ -40,15 +41,18 @@ def torch_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[
     if path.exists():
         return torch.load(path, weights_only=False)  # our own file, written below
     result = fn()
-    _write(path, lambda tmp: torch.save(result, tmp))
+    atomic_write(path, lambda f: torch.save(result, f))
     return result
 
 
-def _write(path: Path, write: Callable[[Path], Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    write(tmp)
-    tmp.replace(path)
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}} -> {"a.b": 1}: nested settings compared (and named) field by field."""
+    if not isinstance(d, dict) or not d:
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
 
 
 def check_same_config(cfg: Config, path: Path) -> None:
@@ -58,5 +62,9 @@ def check_same_config(cfg: Config, path: Path) -> None:
     old, new = json.loads(path.read_text()), cfg.model_dump(mode="json")
     diff = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if k not in RUNTIME_ONLY and old.get(k) != new[k]]
     if diff:
+        flat_old, flat_new = _flat(old), _flat(new)
+        diff = [f"{k}: {flat_old.get(k)!r} -> {flat_new.get(k)!r}"
+                for k in dict.fromkeys([*flat_new, *flat_old])
+                if k.split(".")[0] not in RUNTIME_ONLY and flat_old.get(k) != flat_new.get(k)] or diff
         raise ConfigError(f"{path.parent} holds a run with other settings ({'; '.join(diff)}); resume it with the same "
                           "settings or choose another output folder")

@@ -22,7 +22,7 @@ import numpy as np
 
 from harnessrl.episode import Context, Episode, Turn
 from harnessrl.harness.base import Harness, Session, Verdict
-from harnessrl.policies.base import AgentState, Policy
+from harnessrl.policies.base import AgentState, Policy, Privileged
 from harnessrl.rollout.envs import open_env as default_open_env
 
 
@@ -58,14 +58,16 @@ def _last_user(messages: list[dict[str, str]]) -> str:
     return ""
 
 
-def _start(item: RolloutItem, key: str, open_env: Callable[[Any, int], Any]) -> _Running:
+def _start(item: RolloutItem, key: str, open_env: Callable[[Any, int], Any], privileged: bool) -> _Running:
     run = _Running(item, None, None, None, [], time.perf_counter())
     try:
         run.env = open_env(item.task, item.seed)
         run.session = item.harness.open(item.task, run.env, item.seed)
         run.state = AgentState(
             messages=run.session.messages, harness_id=item.harness.id, task_id=task_id_of(item.task),
-            turn=0, episode_key=key, seed=item.seed, harness=item.harness, session=run.session, task=item.task,
+            turn=0, episode_key=key, seed=item.seed,
+            # the task, session and harness reach scripted oracles only: a learner sees the conversation
+            privileged=Privileged(item.task, run.session, item.harness) if privileged else None,
         )
     except Exception:  # an env or harness that cannot start is a crashed episode, not a lost one
         run.crash = traceback.format_exc(limit=6)
@@ -124,7 +126,8 @@ def run_group(
     key_prefix: str = "",
 ) -> list[Episode]:
     """Run every item to its stop rule; returns Episodes in the order of `items`."""
-    runs = [_start(item, f"{key_prefix}{i}", open_env) for i, item in enumerate(items)]
+    privileged = bool(getattr(policy, "privileged", False))
+    runs = [_start(item, f"{key_prefix}{i}", open_env, privileged) for i, item in enumerate(items)]
     try:
         while True:
             active = [r for r in runs if not r.crash and r.session is not None and not r.session.done]
@@ -133,7 +136,8 @@ def run_group(
             for r in active:
                 r.state.turn = r.session.turn
                 r.state.messages = r.session.messages
-                r.state.view = r.session.view()
+                if r.state.privileged is not None:
+                    r.state.privileged.view = r.session.view()
             t0 = time.perf_counter()
             actions = policy.act([r.state for r in active])
             gen_time = (time.perf_counter() - t0) / len(active)

@@ -8,7 +8,6 @@ resumed run continues exactly as the uninterrupted one would have.
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harnessrl.records import fsync_dir
+from harnessrl.fileio import atomic_write
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -56,14 +55,8 @@ def load_trainable_state(model: torch.nn.Module, state: dict[str, torch.Tensor])
 def save_checkpoint(run_dir: str | Path, state: dict[str, Any]) -> Path:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    final, tmp = run_dir / CHECKPOINT, run_dir / f".{CHECKPOINT}.tmp"
-    with open(tmp, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
-    fsync_dir(run_dir)
-    return final
+    # a temporary name unique to this writer: two processes saving the same run never share one
+    return atomic_write(run_dir / CHECKPOINT, lambda f: torch.save(state, f))
 
 
 def load_checkpoint(run_dir: str | Path) -> dict[str, Any] | None:

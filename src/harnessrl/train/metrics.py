@@ -17,6 +17,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from harnessrl.config import ConfigError
+from harnessrl.fileio import atomic_write
 
 #: Columns that measure the machine, not the run: they differ between identical runs.
 TIMING_COLUMNS = ("time_rollout_s", "time_update_s", "gen_tok_s", "train_tok_s", "wall_s")
@@ -67,9 +68,7 @@ class MetricsTable:
         self.dir.mkdir(parents=True, exist_ok=True)
         t = self.table()
         for name, writer in (("metrics.parquet", pq.write_table), ("metrics.csv", pacsv.write_csv)):
-            tmp = self.dir / f".{name}.tmp"
-            writer(t, str(tmp))
-            os.replace(tmp, self.dir / name)
+            atomic_write(self.dir / name, lambda f, writer=writer: writer(t, f))
 
     def close(self) -> None:
         if self.tb is not None:

@@ -86,6 +86,7 @@ class _Recorder(Policy):
 
     def __init__(self, inner: Policy):
         self.inner, self.texts, self.policy_id = inner, [], inner.policy_id
+        self.privileged = inner.privileged  # the teacher (an oracle) keeps its channel
 
     def act(self, states: list[AgentState]) -> list[Action]:
         actions = self.inner.act(states)

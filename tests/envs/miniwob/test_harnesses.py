@@ -114,8 +114,8 @@ def test_render_intent_is_the_inverse_of_parse(html, axtree, intent):
 
 def _state(session):
     return AgentState(messages=session.messages, harness_id=session.harness.id, task_id=session.task.task_id,
-                      turn=session.turn, episode_key="k", seed=session.seed, view=session.view(),
-                      harness=session.harness, session=session, task=session.task)
+                      turn=session.turn, episode_key="k", seed=session.seed,
+                      privileged=Privileged(session.task, session, session.harness, session.view()))
 
 
 def _run_oracle(harness, env, task, seed):
