@@ -153,11 +153,11 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
                     kl = masked_mean(kl_penalty(lp.detach(), dev(scored.ref), kl_estimator), mb.mask)
                     _acc(stats, {"kl": kl}, wt)
                     if kl_coef:
-                        loss = loss + kl_coef * kl_loss(lp, dev(scored.ref), mb.mask, kl_estimator, agg, norm)
+                        loss = loss + kl_coef * kl_loss(lp, dev(scored.ref), mb.mask, kl_estimator, agg, norm).loss
                 if critic is not None:
                     ctx = context[idx].to(lp.device).repeat_interleave(mb.mask.sum(-1).long())
                     v = _features_to_tokens(mb.mask, critic(s.hidden.detach().float(), ctx))
-                    vl = value_loss(v, dev(scored.values), dev(returns), mb.mask, clip=vf_clip)
+                    vl = value_loss(v, dev(returns), mb.mask, old_values=dev(scored.values), clip=vf_clip)
                     loss = loss + vf_coef * vl.loss
                     _acc(stats, {"value_loss": vl.loss.detach(), **vl.metrics}, wt)
                 (loss * wt).backward()
