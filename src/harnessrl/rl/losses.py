@@ -141,9 +141,8 @@ def entropy_from_logits(logits: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tensor | None, clip_low: float,
-                      clip_high: float, dual_clip: float | None = None, clip_live: Tensor | None | str = "same"
-                      ) -> dict[str, Tensor]:
+def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tensor | None, clip_live: Tensor | None,
+                      clip_low: float, clip_high: float, dual_clip: float | None = None) -> dict[str, Tensor]:
     """Ratio min/mean/max, approx KL and clip fractions of a clipped objective.
 
     log_ratio, ratio = exp(log_ratio): (B, T) or (B,), clamped as the loss clamped them; adv
@@ -151,7 +150,7 @@ def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tenso
     mean(r - 1 - log r), Schulman's k3 estimate of KL(old || new) from samples of the old policy.
     clipfrac_low: r < 1 - clip_low with A < 0; clipfrac_high: r > 1 + clip_high with A > 0;
     clipfrac: either; clipfrac_dual: the dual clip binds (r > c, A < 0). clip_live: the positions
-    the clip fractions count over ("same" = live; GSPO-token: per token, its ratio per sequence).
+    the clip fractions count over (live, except GSPO-token: per token, while its ratio is per sequence).
     """
     ratio_mean = masked_mean(ratio, live)
     # Positions that do not count take the mean, which lies in [min, max]: it changes neither (and
@@ -159,7 +158,6 @@ def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tenso
     lo, hi = torch.aminmax(ratio if live is None else torch.where(live.bool(), ratio, ratio_mean))
     m = {"ratio_min": lo, "ratio_mean": ratio_mean, "ratio_max": hi,
          "approx_kl": masked_mean(ratio - 1 - log_ratio, live)}
-    clip_live = live if isinstance(clip_live, str) else clip_live
     low = ((ratio < 1 - clip_low) & (adv < 0)).to(ratio.dtype)
     high = ((ratio > 1 + clip_high) & (adv > 0)).to(ratio.dtype)
     m["clipfrac_low"], m["clipfrac_high"] = masked_mean(low, clip_live), masked_mean(high, clip_live)
@@ -217,7 +215,7 @@ def ppo_loss(
     ratio = torch.exp(log_ratio)
     loss = aggregate(clipped_surrogate(ratio, adv, clip_low, clip_high, dual_clip), mask, agg, norm)
     return LossOutput(loss, lambda: _with_entropy(
-        ratio_diagnostics(log_ratio.detach(), ratio.detach(), adv, mask, clip_low, clip_high, dual_clip), logits, mask))
+        ratio_diagnostics(log_ratio.detach(), ratio.detach(), adv, mask, mask, clip_low, clip_high, dual_clip), logits, mask))
 
 
 @POLICY_LOSSES.register("grpo")
@@ -280,7 +278,7 @@ def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: 
     loss = aggregate(seq_loss[:, None].expand_as(log_prob), mask, agg, norm)
     live = _nonempty(mask, log_prob)
     return LossOutput(loss, lambda: _with_entropy(
-        ratio_diagnostics(log_s.detach(), s.detach(), adv, live, clip_low, clip_high), logits, mask))
+        ratio_diagnostics(log_s.detach(), s.detach(), adv, live, live, clip_low, clip_high), logits, mask))
 
 
 @POLICY_LOSSES.register("gspo_token")
@@ -308,7 +306,7 @@ def gspo_token_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, 
     def metrics() -> dict[str, Tensor]:
         seq_log_s = log_s.detach().clamp(max=MAX_LOG_S)[:, None]  # (B, 1): one ratio per sequence
         return _with_entropy(ratio_diagnostics(seq_log_s, seq_log_s.exp(), adv, None if live is None else live[:, None],
-                                               clip_low, clip_high, clip_live=mask), logits, mask)
+                                               mask, clip_low, clip_high), logits, mask)
 
     return LossOutput(loss, metrics)
 
