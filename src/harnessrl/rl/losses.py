@@ -17,6 +17,9 @@ Conventions, where TRL and verl differ:
     token (verl). TRL's loss_type="grpo" averages over all B rows, an empty row counting as 0.
   - dual clip: off unless asked for (TRL: delta=None); verl's vanilla loss always applies its
     clip_ratio_c = 3.
+  - defaults that both share: PPO/GRPO clip 0.2 on both sides, token-mean aggregation (TRL's
+    default loss_type "dapo", verl's default loss_agg_mode); GSPO clip (3e-4, 4e-4) with
+    seq-mean-token-mean, as in the GSPO paper and the TRL and verl GSPO recipes.
 Every policy loss returns a `LossOutput`: the scalar loss and detached diagnostics (clip fractions
 low/high, approximate KL, ratio min/mean/max, entropy when logits are given).
 """
