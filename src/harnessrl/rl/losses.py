@@ -120,12 +120,18 @@ def aggregate(loss: Tensor, mask: Tensor | None, mode: str = "token-mean", norm:
 # The clipped surrogate and its diagnostics
 
 
-def clipped_surrogate(ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float,
+def clipped_surrogate(log_ratio: Tensor, ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float,
                       dual_clip: float | None = None) -> Tensor:
-    """PPO's pessimistic per-element loss max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high)).
+    """PPO's pessimistic per-element loss max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high)),
+    differentiable in log_ratio; ratio = exp(log_ratio), detached (the caller's, shared with the
+    diagnostics).
 
-    ratio, adv: broadcastable, e.g. (B, T) and (B, 1), or (B,) and (B,). With dual_clip c the
-    loss of A < 0 elements is also capped at -A c (Ye et al. 2020; verl clip_ratio_c, TRL delta).
+    log_ratio, ratio, adv: broadcastable, e.g. (B, T) and (B, 1), or (B,) and (B,). With dual_clip c
+    the loss of A < 0 elements is also capped at -A c (Ye et al. 2020; verl clip_ratio_c, TRL delta).
+    The value is the formula's. Its gradient w.r.t. log r is d(-A r)/d log r = -A r where the loss
+    is -A r (the clip does not bind) and 0 where a clip binds, added as (-A r) * (log r - sg[log r]),
+    which is 0 in value. This is what autograd of the formula gives, in one backward multiply, and
+    it keeps the float32 rounding of the earlier implementation (a study trains bit for bit alike).
     """
     if not 0 < clip_low < 1 or clip_high <= 0:
         raise ValueError(f"clip range must satisfy 0 < clip_low < 1 and clip_high > 0; got {clip_low}, {clip_high}")
@@ -134,7 +140,8 @@ def clipped_surrogate(ratio: Tensor, adv: Tensor, clip_low: float, clip_high: fl
         if dual_clip <= 1.0:
             raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
         loss = torch.where(adv < 0, torch.minimum(loss, -adv * dual_clip), loss)
-    return loss
+    slope = torch.where(loss == -adv * ratio, ratio * -adv, 0.0)  # d loss / d log r
+    return loss + slope * (log_ratio - log_ratio.detach())
 
 
 def entropy_from_logits(logits: Tensor) -> Tensor:
@@ -215,10 +222,10 @@ def ppo_loss(
     clip_high = clip_low if clip_high is None else clip_high
     adv = _token_adv(advantages, log_prob)
     log_ratio = (log_prob - old_log_prob).clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO)  # (B, T)
-    ratio = torch.exp(log_ratio)
-    loss = aggregate(clipped_surrogate(ratio, adv, clip_low, clip_high, dual_clip), mask, agg, norm)
+    ratio = torch.exp(log_ratio.detach())
+    loss = aggregate(clipped_surrogate(log_ratio, ratio, adv, clip_low, clip_high, dual_clip), mask, agg, norm)
     return LossOutput(loss, lambda: _with_entropy(
-        ratio_diagnostics(log_ratio.detach(), ratio.detach(), adv, mask, mask, clip_low, clip_high, dual_clip), logits, mask))
+        ratio_diagnostics(log_ratio.detach(), ratio, adv, mask, mask, clip_low, clip_high, dual_clip), logits, mask))
 
 
 @POLICY_LOSSES.register("grpo")
@@ -276,12 +283,12 @@ def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: 
     mask = check_mask(mask, log_prob)
     log_s = sequence_log_ratio(log_prob, old_log_prob, mask)  # (B,)
     adv = _sequence_adv(advantages, log_prob, mask)  # (B,)
-    s = torch.exp(log_s)
-    seq_loss = clipped_surrogate(s, adv, clip_low, clip_high)  # (B,)
+    s = torch.exp(log_s.detach())
+    seq_loss = clipped_surrogate(log_s, s, adv, clip_low, clip_high)  # (B,)
     loss = aggregate(seq_loss[:, None].expand_as(log_prob), mask, agg, norm)
     live = _nonempty(mask, log_prob)
     return LossOutput(loss, lambda: _with_entropy(
-        ratio_diagnostics(log_s.detach(), s.detach(), adv, live, live, clip_low, clip_high), logits, mask))
+        ratio_diagnostics(log_s.detach(), s, adv, live, live, clip_low, clip_high), logits, mask))
 
 
 @POLICY_LOSSES.register("gspo_token")
@@ -303,7 +310,7 @@ def gspo_token_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, 
     log_s = masked_mean(log_prob - old_log_prob, mask, dim=-1)  # (B,), not yet clamped
     log_ratio = (log_prob - log_prob.detach() + log_s.detach()[:, None]).clamp(max=MAX_LOG_S)  # (B, T)
     adv = _token_adv(advantages, log_prob)
-    loss = aggregate(clipped_surrogate(torch.exp(log_ratio), adv, clip_low, clip_high), mask, agg, norm)
+    loss = aggregate(clipped_surrogate(log_ratio, log_ratio.detach().exp(), adv, clip_low, clip_high), mask, agg, norm)
     live = _nonempty(mask, log_prob)
 
     def metrics() -> dict[str, Tensor]:
