@@ -261,6 +261,28 @@ def _nonempty(mask: Tensor | None, like: Tensor) -> Tensor | None:
     return None if mask is None else (mask.sum(-1) > 0).to(like.dtype)
 
 
+def aggregate_sequences(seq_loss: Tensor, mask: Tensor | None, T: int, mode: str = "seq-mean-token-mean",
+                        norm: float | None = None) -> Tensor:
+    """`aggregate` of a loss that every token of a sequence carries alike, from its (B,) values:
+    equal to aggregate(seq_loss[:, None].expand(B, T), mask, mode, norm).
+
+    seq_loss: (B,); mask: (B, T) or None. Token counts weigh the sequences: token-mean is
+    sum(n_i l_i) / sum(n_i), seq-mean-token-mean the mean of l_i over non-empty sequences,
+    seq-mean-token-sum sum(n_i l_i) over their number, seq-mean-token-sum-norm sum(n_i l_i) / (B norm).
+    """
+    AGGREGATIONS.get(mode)  # an unknown name fails as in `aggregate`
+    B = seq_loss.shape[0]
+    n = seq_loss.new_full((B,), T) if mask is None else mask.sum(-1)  # (B,) tokens per sequence
+    nonempty = (n > 0).to(seq_loss.dtype)
+    if mode == "token-mean":
+        return (seq_loss * n).sum() / n.sum().clamp(min=1)
+    if mode == "seq-mean-token-mean":
+        return (seq_loss * nonempty).sum() / nonempty.sum().clamp(min=1)
+    if mode == "seq-mean-token-sum":
+        return (seq_loss * n).sum() / nonempty.sum().clamp(min=1)
+    return (seq_loss * n).sum() / (B * (T if norm is None else norm))
+
+
 def _gspo_clip(clip_low: float, clip_high: float | None, dual_clip: float | None) -> float:
     if dual_clip is not None:
         raise ValueError("GSPO has no dual clip; leave dual_clip unset")
@@ -285,7 +307,7 @@ def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: 
     adv = _sequence_adv(advantages, log_prob, mask)  # (B,)
     s = torch.exp(log_s.detach())
     seq_loss = clipped_surrogate(log_s, s, adv, clip_low, clip_high)  # (B,)
-    loss = aggregate(seq_loss[:, None].expand_as(log_prob), mask, agg, norm)
+    loss = aggregate_sequences(seq_loss, mask, log_prob.shape[1], agg, norm)
     live = _nonempty(mask, log_prob)
     return LossOutput(loss, lambda: _with_entropy(
         ratio_diagnostics(log_s.detach(), s, adv, live, live, clip_low, clip_high), logits, mask))
