@@ -302,3 +302,21 @@ def test_value_loss_needs_old_values_only_when_clipped():
     assert V.value_loss(v, r).loss.item() == pytest.approx(0.5 * (1.0 + 4.0) / 2)
     with pytest.raises(ValueError, match="old_values"):
         V.value_loss(v, r, clip=0.2)
+
+
+def test_clipped_surrogate_gradient_rounds_as_upstream_times_minus_A_r():
+    """float32: d loss / d log r is computed as g * (r * -A) (not (g * -A) * r, autograd's order for
+    the formula): the rounding of the earlier implementation, which keeps default studies bit-identical."""
+    g = torch.Generator().manual_seed(7)
+    B, T = 16, 32
+    lp = (-torch.rand(B, T, generator=g) * 3).requires_grad_()
+    old = lp.detach() + 0.3 * torch.randn(B, T, generator=g)
+    adv = torch.randn(B, generator=g)
+    upstream = 0.37
+    out = L.ppo_loss(lp, old, adv, None, clip_low=0.2, clip_high=0.28)
+    (out.loss * upstream).backward()
+    ratio = torch.exp((lp.detach() - old).clamp(-20, 20))
+    a = adv[:, None].expand(B, T)
+    free = ~(((a > 0) & (ratio > 1.28)) | ((a < 0) & (ratio < 0.8)))
+    want = torch.where(free, (torch.tensor(upstream) / (B * T)) * (ratio * -a), 0.0)
+    assert free.float().mean() > 0.5 and torch.equal(lp.grad, want)
