@@ -157,7 +157,8 @@ def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tenso
 
     log_ratio, ratio = exp(log_ratio): (B, T) or (B,), clamped as the loss clamped them; adv
     broadcasts to them. live: 1 where a position counts (None: every one). approx_kl =
-    mean(r - 1 - log r), Schulman's k3 estimate of KL(old || new) from samples of the old policy.
+    mean(r) - mean(log r) - 1 = mean(r - 1 - log r), Schulman's k3 estimate of KL(old || new)
+    from samples of the old policy.
     clipfrac_low: r < 1 - clip_low with A < 0; clipfrac_high: r > 1 + clip_high with A > 0;
     clipfrac: either; clipfrac_dual: the dual clip binds (r > c, A < 0). clip_live: the positions
     the clip fractions count over (live, except GSPO-token: per token, while its ratio is per sequence).
@@ -167,7 +168,7 @@ def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tenso
     # with no position counted, all three are 0).
     lo, hi = torch.aminmax(ratio if live is None else torch.where(live.bool(), ratio, ratio_mean))
     m = {"ratio_min": lo, "ratio_mean": ratio_mean, "ratio_max": hi,
-         "approx_kl": masked_mean(ratio - 1 - log_ratio, live)}
+         "approx_kl": ratio_mean - masked_mean(log_ratio, live) - 1.0}
     low = ((ratio < 1 - clip_low) & (adv < 0)).to(ratio.dtype)
     high = ((ratio > 1 + clip_high) & (adv > 0)).to(ratio.dtype)
     m["clipfrac_low"], m["clipfrac_high"] = masked_mean(low, clip_live), masked_mean(high, clip_live)
@@ -275,11 +276,11 @@ def aggregate_sequences(seq_loss: Tensor, mask: Tensor | None, T: int, mode: str
     n = seq_loss.new_full((B,), T) if mask is None else mask.sum(-1)  # (B,) tokens per sequence
     nonempty = (n > 0).to(seq_loss.dtype)
     if mode == "token-mean":
-        return (seq_loss * n).sum() / n.sum().clamp(min=1)
+        return torch.dot(seq_loss, n) / n.sum().clamp(min=1)
     if mode == "seq-mean-token-mean":
-        return (seq_loss * nonempty).sum() / nonempty.sum().clamp(min=1)
+        return torch.dot(seq_loss, nonempty) / nonempty.sum().clamp(min=1)
     if mode == "seq-mean-token-sum":
-        return (seq_loss * n).sum() / nonempty.sum().clamp(min=1)
+        return torch.dot(seq_loss, n) / nonempty.sum().clamp(min=1)
     return (seq_loss * n).sum() / (B * (T if norm is None else norm))
 
 
