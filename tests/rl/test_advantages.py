@@ -119,6 +119,19 @@ def test_rloo_and_dr_grpo_match_reference(data, rule):
     torch.testing.assert_close(dr.advantages, t64(ref.grpo(rewards.tolist(), rule_keys, "none", 0.0)), **TOL)
 
 
+def test_every_group_estimator_takes_the_same_keywords():
+    rewards = t64([1.0, 0.0, 1.0, 1.0])
+    keys = [("a", "x"), ("a", "x"), ("b", "x"), ("b", "x")]
+    for est in ("grpo", "rloo", "dr_grpo"):
+        A.group_advantages(rewards, keys, estimator=est, eps=1e-4)  # used by grpo, accepted by all
+        A.group_advantages(rewards, keys, estimator=est, scale="none", eps=1e-4)
+    rloo = A.group_advantages(rewards, keys, estimator="rloo", eps=0.5).advantages
+    assert rloo.tolist() == [1.0, -1.0, 0.0, 0.0]  # eps does not enter the leave-one-out baseline
+    for est in ("rloo", "dr_grpo"):
+        with pytest.raises(ValueError, match="scale"):
+            A.group_advantages(rewards, keys, estimator=est, scale="group")
+
+
 def test_singleton_and_constant_groups_get_zero_not_the_raw_reward():
     rewards = t64([5.0, 1.0, 1.0, 0.0, 1.0])
     keys = [("a", "x"), ("b", "x"), ("b", "x"), ("c", "x"), ("c", "x")]

@@ -128,8 +128,9 @@ def test_kl_estimators_match_reference(shape, kind, data):
     want = [[ref.kl(a - b, base) for a, b in zip(r1, r2)] for r1, r2 in zip(lp.tolist(), rl.tolist())]
     torch.testing.assert_close(K.kl_penalty(t64(lp), t64(rl), kind), t64(want), **TOL)
     mask = data.draw(masks(shape))
-    torch.testing.assert_close(K.kl_loss(t64(lp), t64(rl), t64(mask), kind),
-                               scalar(ref.aggregate(want, mask.tolist(), "token-mean")), **TOL)
+    kl = K.kl_loss(t64(lp), t64(rl), t64(mask), kind)
+    torch.testing.assert_close(kl.loss, scalar(ref.aggregate(want, mask.tolist(), "token-mean")), **TOL)
+    torch.testing.assert_close(kl.metrics["kl"], kl.loss, **TOL)  # token-mean: the logged mean is the loss
     rewards = data.draw(arrays(shape))
     folded = K.kl_in_reward(t64(rewards), t64(lp), t64(rl), t64(mask), coef=0.1, kind=kind)
     torch.testing.assert_close(folded, (t64(rewards) - 0.1 * t64(want)) * t64(mask), **TOL)
@@ -146,14 +147,14 @@ def test_k3_is_nonnegative_and_clamped():
 def test_value_loss_matches_reference(shape, clip, agg, data):
     v, vo, r = (data.draw(arrays(shape)) for _ in range(3))
     m = data.draw(masks(shape))
-    out = V.value_loss(t64(v), t64(vo), t64(r), t64(m), clip=clip, agg=agg)
+    out = V.value_loss(t64(v), t64(r), t64(m), old_values=t64(vo), clip=clip, agg=agg)
     want = ref.value_loss(v.tolist(), vo.tolist(), r.tolist(), m.tolist(), clip, agg)
     torch.testing.assert_close(out.loss, scalar(want), **TOL)
 
 
 def test_value_loss_accepts_flat_batches():
     v, vo, r = t64([1.0, 2.0]), t64([1.5, 1.5]), t64([0.0, 4.0])
-    out = V.value_loss(v, vo, r, clip=0.2)
+    out = V.value_loss(v, r, old_values=vo, clip=0.2)
     want = 0.5 * ((max(1.0, (1.3 - 0.0) ** 2)) + max(4.0, (1.7 - 4.0) ** 2)) / 2
     torch.testing.assert_close(out.loss, scalar(want))
     assert out.metrics["vf_clipfrac"].item() == pytest.approx(1.0)
@@ -180,13 +181,13 @@ def test_gradients_flow_only_through_unmasked_tokens(name, agg):
     adv = torch.randn(B, T if name != "gspo" else 1, generator=g, dtype=torch.float64).squeeze(-1)
     ref_lp = -torch.rand(B, T, generator=g, dtype=torch.float64)
     clip = dict(clip_low=0.5, clip_high=0.5)  # wide: every unmasked token keeps a gradient
-    loss = L.policy_loss(name, lp, old, adv, mask, agg=agg, **clip).loss + K.kl_loss(lp, ref_lp, mask, "k3", agg)
+    loss = L.policy_loss(name, lp, old, adv, mask, agg=agg, **clip).loss + K.kl_loss(lp, ref_lp, mask, "k3", agg).loss
     loss.backward()
     assert torch.all(lp.grad[mask == 0] == 0)
     assert torch.all(lp.grad[mask == 1] != 0)
     v = torch.randn(B, T, generator=g, dtype=torch.float64, requires_grad=True)
     returns = torch.randn(B, T, generator=g, dtype=torch.float64)
-    V.value_loss(v, v.detach() + 0.1, returns, mask, clip=0.2, agg=agg).loss.backward()
+    V.value_loss(v, returns, mask, old_values=v.detach() + 0.1, clip=0.2, agg=agg).loss.backward()
     assert torch.all(v.grad[mask == 0] == 0)
 
 
@@ -258,3 +259,64 @@ def test_huge_log_ratios_stay_finite_with_zero_gradient():
     out = L.ppo_loss(lp, old, torch.tensor([-1.0]))
     out.loss.backward()
     assert torch.isfinite(out.loss) and lp.grad[0, 0] == 0 and lp.grad[0, 1] != 0
+
+
+@pytest.mark.parametrize("agg", AGGS)
+@pytest.mark.parametrize("log_s", [0.3, 9.9, 14.5])
+def test_gspo_token_equals_gspo_beyond_the_sequence_clamp(agg, log_s):
+    """The sequence log-ratio is clamped at 10: past it both forms have the same value and a zero
+    gradient (gspo_token clamps its whole token log-ratio, as verl does)."""
+    g = torch.Generator().manual_seed(3)
+    B, T = 3, 5
+    old = -torch.rand(B, T, generator=g, dtype=torch.float64)
+    noise = 0.1 * torch.randn(B, T, generator=g, dtype=torch.float64)
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [0, 1, 1, 0, 1]], dtype=torch.float64)
+    noise = noise - (noise * mask).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True)  # masked mean exactly 0
+    logp = old + log_s + noise  # every sequence's mean token log-ratio is log_s
+    adv = torch.tensor([1.0, -0.5, 2.0], dtype=torch.float64)
+    results = []
+    for fn in (L.gspo_loss, L.gspo_token_loss):
+        lp = logp.clone().requires_grad_()
+        out = fn(lp, old, adv, mask, clip_low=0.1, clip_high=0.2, agg=agg)
+        out.loss.backward()
+        results.append((out.loss.detach(), lp.grad))
+    torch.testing.assert_close(results[0][0], results[1][0], **TOL)
+    torch.testing.assert_close(results[0][1], results[1][1], **TOL)
+    if log_s > L.MAX_LOG_S:
+        assert torch.all(results[1][1] == 0)
+        s = math.exp(L.MAX_LOG_S)  # A > 0 rows are clipped at 1.2; A < 0 rows keep -A s at the clamp
+        assert results[0][0].item() == pytest.approx(L.aggregate(
+            torch.tensor([-1.2, 0.5 * s, -2.4], dtype=torch.float64)[:, None].expand(B, T), mask, agg).item())
+
+
+def test_kl_loss_returns_a_loss_output_like_the_other_losses():
+    lp, ref_lp = torch.zeros(2, 3), torch.full((2, 3), -0.5)
+    out = K.kl_loss(lp, ref_lp)
+    assert isinstance(out, L.LossOutput)
+    assert out.loss.item() == pytest.approx(math.exp(-0.5) + 0.5 - 1)
+    assert out.metrics["kl"].item() == pytest.approx(out.loss.item())
+
+
+def test_value_loss_needs_old_values_only_when_clipped():
+    v, r = torch.tensor([1.0, 2.0]), torch.tensor([0.0, 4.0])
+    assert V.value_loss(v, r).loss.item() == pytest.approx(0.5 * (1.0 + 4.0) / 2)
+    with pytest.raises(ValueError, match="old_values"):
+        V.value_loss(v, r, clip=0.2)
+
+
+def test_clipped_surrogate_gradient_rounds_as_upstream_times_minus_A_r():
+    """float32: d loss / d log r is computed as g * (r * -A) (not (g * -A) * r, autograd's order for
+    the formula): the rounding of the earlier implementation, which keeps default studies bit-identical."""
+    g = torch.Generator().manual_seed(7)
+    B, T = 16, 32
+    lp = (-torch.rand(B, T, generator=g) * 3).requires_grad_()
+    old = lp.detach() + 0.3 * torch.randn(B, T, generator=g)
+    adv = torch.randn(B, generator=g)
+    upstream = 0.37
+    out = L.ppo_loss(lp, old, adv, None, clip_low=0.2, clip_high=0.28)
+    (out.loss * upstream).backward()
+    ratio = torch.exp((lp.detach() - old).clamp(-20, 20))
+    a = adv[:, None].expand(B, T)
+    free = ~(((a > 0) & (ratio > 1.28)) | ((a < 0) & (ratio < 0.8)))
+    want = torch.where(free, (torch.tensor(upstream) / (B * T)) * (ratio * -a), 0.0)
+    assert free.float().mean() > 0.5 and torch.equal(lp.grad, want)

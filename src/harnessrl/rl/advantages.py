@@ -10,8 +10,13 @@ rules are registered in `GROUPING_RULES`. Formulas: ../shared/ANCHORS.md §2.
   from the value of the final observation.
 - `grpo`: A_i = (r_i - mean_G r) / (std_G r + eps), scale group | batch | none (none = Dr. GRPO).
 - `rloo`: A_i = r_i - mean of the other rewards of its group.
-  Groups with one sample, or whose rewards are all equal, carry no signal: their advantage is
-  exactly zero (not the raw reward) and they are counted in the returned `GroupAdvantages`.
+  Every group estimator accepts the same keywords (scale, eps), so a caller passes one keyword
+  set whatever the estimator: rloo and dr_grpo accept eps unused (verl's RLOO ignores its epsilon
+  too) and only scale="none".
+  Singleton groups: a group with one sample, or whose rewards are all equal, carries no signal:
+  its advantage is exactly zero and it is counted in the returned `GroupAdvantages`. This
+  follows neither library: verl gives a singleton its raw reward (mean 0, std 1) and TRL
+  requires num_generations >= 2 (a singleton's std is NaN there).
 """
 
 from __future__ import annotations
@@ -273,14 +278,25 @@ def grpo_advantages(
 
 
 @ADVANTAGES.register("dr_grpo")
-def dr_grpo_advantages(rewards: Tensor, index: Tensor, num_groups: int | None = None) -> GroupAdvantages:
-    """Dr. GRPO: r_i - mean_G r (GRPO without the std division). Shapes as `grpo_advantages`."""
+def dr_grpo_advantages(rewards: Tensor, index: Tensor, num_groups: int | None = None, *, scale: str = "none",
+                       eps: float = 1e-6) -> GroupAdvantages:
+    """Dr. GRPO: r_i - mean_G r (GRPO without the std division). Shapes as `grpo_advantages`.
+
+    scale must be "none" (the point of Dr. GRPO); eps is accepted and unused."""
+    if scale != "none":
+        raise ValueError(f"dr_grpo never divides by a std; got scale={scale!r} (use estimator grpo for that)")
     return grpo_advantages(rewards, index, num_groups, scale="none")
 
 
 @ADVANTAGES.register("rloo")
-def rloo_advantages(rewards: Tensor, index: Tensor, num_groups: int | None = None) -> GroupAdvantages:
-    """RLOO: r_i - (sum_G r - r_i) / (n_G - 1), the leave-one-out baseline. Shapes as `grpo_advantages`."""
+def rloo_advantages(rewards: Tensor, index: Tensor, num_groups: int | None = None, *, scale: str = "none",
+                    eps: float = 1e-6) -> GroupAdvantages:
+    """RLOO: r_i - (sum_G r - r_i) / (n_G - 1), the leave-one-out baseline. Shapes as `grpo_advantages`.
+
+    scale must be "none": the leave-one-out advantage is not divided by a std (TRL's and verl's
+    RLOO neither); eps is accepted and unused (verl's rloo ignores its epsilon too)."""
+    if scale != "none":
+        raise ValueError(f"rloo never divides by a std; got scale={scale!r} (use estimator grpo for that)")
     G = _num_groups(index, num_groups)
     count, centred, _, signal = _group_stats(rewards, index, G)
     n = count[index]
@@ -298,7 +314,8 @@ def group_advantages(
 ) -> GroupAdvantages:
     """Group the batch by `rule` on each sample's context, then apply the named estimator.
 
-    rewards: (B,); contexts: B per-sample keys (see `group_index`).
+    rewards: (B,); contexts: B per-sample keys (see `group_index`). kwargs: the estimator's
+    keywords; every group estimator (grpo, dr_grpo, rloo) takes scale and eps.
     """
     if len(_rows(contexts)) != rewards.shape[0]:
         raise ValueError(f"{rewards.shape[0]} rewards but {len(_rows(contexts))} contexts")

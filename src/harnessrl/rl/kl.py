@@ -3,6 +3,9 @@ verl's clamps, as a loss term or folded into per-token rewards.
 
 Shapes: log_prob, ref_log_prob, mask: (B, T). Registry (names as in verl):
   KL_ESTIMATORS  k1 (kl) | k2 (mse) | k3 (low_var_kl)
+k3 follows verl: x = log pi - log pi_ref is clamped to [-20, 20] and k3 to [-10, 10]. TRL's
+GRPOTrainer computes the same k3 (its beta term) without either clamp; the two agree wherever
+|x| < ~2.3 (k3 < 10), i.e. for any reference the policy has not run far from.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from harnessrl.rl.losses import aggregate
-from harnessrl.rl.masked import check_mask
+from harnessrl.rl.losses import LossOutput, aggregate
+from harnessrl.rl.masked import check_mask, masked_mean
 from harnessrl.rl.registry import Registry
 
 KL_ESTIMATORS: Registry[Callable[[Tensor], Tensor]] = Registry("KL estimator")
@@ -48,10 +51,15 @@ def kl_penalty(log_prob: Tensor, ref_log_prob: Tensor, kind: str = "k3") -> Tens
 
 
 def kl_loss(log_prob: Tensor, ref_log_prob: Tensor, mask: Tensor | None = None, kind: str = "k3",
-            agg: str = "token-mean", norm: float | None = None) -> Tensor:
-    """KL as a loss term (verl use_kl_loss; multiply by a coefficient such as 1e-3). Scalar."""
+            agg: str = "token-mean", norm: float | None = None) -> LossOutput:
+    """KL as a loss term (verl use_kl_loss, TRL beta; multiply `.loss` by the coefficient, e.g. 1e-3).
+
+    log_prob, ref_log_prob, mask: (B, T). Returns the aggregated estimate as `.loss` and, in
+    `.metrics["kl"]`, its detached token mean (what trainers log, whatever the aggregation).
+    """
     mask = check_mask(mask, log_prob)
-    return aggregate(kl_penalty(log_prob, ref_log_prob, kind), mask, agg, norm)
+    kl = kl_penalty(log_prob, ref_log_prob, kind)  # (B, T)
+    return LossOutput(aggregate(kl, mask, agg, norm), lambda: {"kl": masked_mean(kl.detach(), mask)})
 
 
 def kl_in_reward(token_rewards: Tensor, log_prob: Tensor, ref_log_prob: Tensor, mask: Tensor | None = None,

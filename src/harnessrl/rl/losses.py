@@ -1,23 +1,33 @@
-"""Policy objectives and loss aggregation as pure tensor functions (value loss: rl/value.py).
+"""Policy objectives and loss aggregation as pure tensor functions (value loss: rl/value.py,
+KL to a reference: rl/kl.py).
 
-Shapes: B = sequences (or samples), T = tokens (T = 1 for classic RL). log_prob and
-old_log_prob are the per-token log-probabilities of the taken tokens/actions under the
-current and the behaviour policy; mask is 1 on tokens that are trained on.
+Shapes: B = sequences (or samples), T = tokens (T = 1 for classic RL). log_prob and old_log_prob
+are the per-token log-probabilities of the taken tokens/actions under the current and the
+behaviour policy; mask is 1 on tokens that are trained on.
 
 Registries (configs pick by name; names as in verl / TRL):
   POLICY_LOSSES  ppo | grpo | rloo (token-level clipped ratio), gspo (sequence ratio),
                  gspo_token (sequence ratio value, per-token gradient)
   AGGREGATIONS   token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm
-(KL estimators to a reference policy: rl/kl.py.)
-Every policy loss returns a `LossOutput`: the scalar loss and detached diagnostics (clip
-fractions low/high, approximate KL, ratio min/mean/max, entropy when logits are given).
+
+Conventions, where TRL and verl differ:
+  - log-ratio clamp: log(pi/pi_old) is clamped to [-20, 20] before exp (verl; TRL does not clamp),
+    and GSPO's sequence log-ratio at 10 (verl; TRL does not clamp). Beyond a clamp the gradient is 0.
+  - empty rows: the seq-mean aggregations average over sequences with at least one masked-in
+    token (verl). TRL's loss_type="grpo" averages over all B rows, an empty row counting as 0.
+  - dual clip: off unless asked for (TRL: delta=None); verl's vanilla loss always applies its
+    clip_ratio_c = 3.
+  - defaults that both share: PPO/GRPO clip 0.2 on both sides, token-mean aggregation (TRL's
+    default loss_type "dapo", verl's default loss_agg_mode); GSPO clip (3e-4, 4e-4) with
+    seq-mean-token-mean, as in the GSPO paper and the TRL and verl GSPO recipes.
+Every policy loss returns a `LossOutput`: the scalar loss and detached diagnostics (clip fractions
+low/high, approximate KL, ratio min/mean/max, entropy when logits are given).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -32,6 +42,9 @@ AGGREGATIONS: Registry[Callable[..., Tensor]] = Registry("loss aggregation")
 TRL_LOSS_TYPES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm", "dapo": "token-mean"}
 #: The advantage estimator each objective is normally paired with (see rl.advantages.ADVANTAGES).
 DEFAULT_ADVANTAGE = {"ppo": "gae", "grpo": "grpo", "rloo": "rloo", "gspo": "grpo", "gspo_token": "grpo"}
+
+MAX_LOG_RATIO = 20.0  # verl clamps the token log-ratio to [-20, 20] against overflow
+MAX_LOG_S = 10.0  # and GSPO's sequence log-ratio at 10
 
 
 class LossOutput:
@@ -60,20 +73,21 @@ class LossOutput:
 
 @AGGREGATIONS.register("token-mean")
 def token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
-    """sum(loss * mask) / sum(mask): every token weighs the same (TRL bnpo/dapo)."""
+    """sum(loss * mask) / sum(mask): every token weighs the same (TRL bnpo/dapo). 0 with no token."""
     return masked_mean(loss, mask)
 
 
 @AGGREGATIONS.register("seq-mean-token-sum")
 def seq_mean_token_sum(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
-    """Mean over non-empty sequences of each sequence's token sum."""
+    """Mean over non-empty sequences of each sequence's token sum (verl)."""
     per_seq = (loss if mask is None else loss * mask).sum(-1)
     return _mean_nonempty(per_seq, mask)
 
 
 @AGGREGATIONS.register("seq-mean-token-mean")
 def seq_mean_token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
-    """Mean over non-empty sequences of each sequence's token mean (TRL loss_type="grpo")."""
+    """Mean over non-empty sequences of each sequence's token mean (TRL loss_type="grpo", but
+    empty rows are left out of the mean as in verl)."""
     if mask is None:
         return loss.mean()
     per_seq = (loss * mask).sum(-1) / mask.sum(-1).clamp(min=1)
@@ -82,13 +96,15 @@ def seq_mean_token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = 
 
 @AGGREGATIONS.register("seq-mean-token-sum-norm")
 def seq_mean_token_sum_norm(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
-    """sum(loss * mask) / (B * norm) with a constant norm (default T): Dr. GRPO's unbiased form."""
+    """sum(loss * mask) / (B * norm) with a constant norm (default T): Dr. GRPO's unbiased form
+    (TRL dr_grpo: norm = max_completion_length). Every row counts in B, empty or not."""
     B, T = loss.shape
     total = loss.sum() if mask is None else (loss * mask).sum()
     return total / (B * (T if norm is None else norm))
 
 
 def _mean_nonempty(per_seq: Tensor, mask: Tensor | None) -> Tensor:
+    """(B,) -> mean over the rows of mask with at least one token; 0 when there is none."""
     if mask is None:
         return per_seq.mean()
     nonempty = (mask.sum(-1) > 0).to(per_seq.dtype)
@@ -101,7 +117,31 @@ def aggregate(loss: Tensor, mask: Tensor | None, mode: str = "token-mean", norm:
 
 
 # ----------------------------------------------------------------------------------------
-# Policy objectives
+# The clipped surrogate and its diagnostics
+
+
+def clipped_surrogate(log_ratio: Tensor, ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float,
+                      dual_clip: float | None = None) -> Tensor:
+    """PPO's pessimistic per-element loss max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high)),
+    differentiable in log_ratio; ratio = exp(log_ratio), detached (the caller's, shared with the
+    diagnostics).
+
+    log_ratio, ratio, adv: broadcastable, e.g. (B, T) and (B, 1), or (B,) and (B,). With dual_clip c
+    the loss of A < 0 elements is also capped at -A c (Ye et al. 2020; verl clip_ratio_c, TRL delta).
+    The value is the formula's. Its gradient w.r.t. log r is d(-A r)/d log r = -A r where the loss
+    is -A r (the clip does not bind) and 0 where a clip binds, added as (-A r) * (log r - sg[log r]),
+    which is 0 in value. This is what autograd of the formula gives, in one backward multiply, and
+    it keeps the float32 rounding of the earlier implementation (a study trains bit for bit alike).
+    """
+    if not 0 < clip_low < 1 or clip_high <= 0:
+        raise ValueError(f"clip range must satisfy 0 < clip_low < 1 and clip_high > 0; got {clip_low}, {clip_high}")
+    loss = torch.maximum(-adv * ratio, -adv * ratio.clamp(1 - clip_low, 1 + clip_high))
+    if dual_clip is not None:
+        if dual_clip <= 1.0:
+            raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
+        loss = torch.where(adv < 0, torch.minimum(loss, -adv * dual_clip), loss)
+    slope = torch.where(loss == -adv * ratio, ratio * -adv, 0.0)  # d loss / d log r
+    return loss + slope * (log_ratio - log_ratio.detach())
 
 
 def entropy_from_logits(logits: Tensor) -> Tensor:
@@ -110,70 +150,35 @@ def entropy_from_logits(logits: Tensor) -> Tensor:
     return -(logp.exp() * logp).sum(-1)
 
 
-class _Live(NamedTuple):
-    """A mask in the forms the diagnostics need, computed once per loss call (a tuple: cheap to make)."""
+@torch.no_grad()
+def ratio_diagnostics(log_ratio: Tensor, ratio: Tensor, adv: Tensor, live: Tensor | None, clip_live: Tensor | None,
+                      clip_low: float, clip_high: float, dual_clip: float | None = None) -> dict[str, Tensor]:
+    """Ratio min/mean/max, approx KL and clip fractions of a clipped objective.
 
-    weights: Tensor | None  # float mask, or None when every position counts
-    count: Tensor  # number of counted positions, at least 1 (a divisor)
-    flat: Tensor | None = None  # weights as one vector, for dot products
-
-    @staticmethod
-    def of(mask: Tensor | None, like: Tensor) -> "_Live":
-        if mask is None:
-            return _Live(None, like.new_tensor(float(max(like.numel(), 1))))
-        return _Live(mask, mask.sum().clamp(min=1), mask.reshape(-1))
-
-    def mean(self, x: Tensor) -> Tensor:
-        if self.weights is None:
-            return x.sum() / self.count
-        return torch.dot(x.reshape(-1), self.flat) / self.count  # one fused multiply-sum
-
-
-_MAX_LOG_RATIO = 20.0  # verl clamps the log-ratio at +-20 against overflow
-_MAX_LOG_S = 10.0  # GSPO's sequence log-ratio is clamped at 10 (verl)
-
-
-def _diagnostics(log_ratio: Tensor, ratio: Tensor, live: _Live, side: Tensor, bounds: "_Bounds", clip_live: _Live,
-                 logits: Tensor | None, token_live: _Live | None, max_log_ratio: float = _MAX_LOG_RATIO
-                 ) -> dict[str, Tensor]:
-    """Ratio min/mean/max and approx KL over `live` (log-ratio clamped at max_log_ratio), clip
-    fractions over `clip_live`, entropy over `token_live`.
-
-    ratio = exp(log_ratio) as the clipped surrogate computed it (so no second exp); side = its
-    clip signs (see _ClippedSurrogate).
+    log_ratio, ratio = exp(log_ratio): (B, T) or (B,), clamped as the loss clamped them; adv
+    broadcasts to them. live: 1 where a position counts (None: every one). approx_kl =
+    mean(r) - mean(log r) - 1 = mean(r - 1 - log r), Schulman's k3 estimate of KL(old || new)
+    from samples of the old policy.
+    clipfrac_low: r < 1 - clip_low with A < 0; clipfrac_high: r > 1 + clip_high with A > 0;
+    clipfrac: either; clipfrac_dual: the dual clip binds (r > c, A < 0). clip_live: the positions
+    the clip fractions count over (live, except GSPO-token: per token, while its ratio is per sequence).
     """
-    with torch.no_grad():
-        # One (B, T) temporary at a time, each freed before the next: a larger scratch buffer costs
-        # fresh pages (page faults) on every call, more than the few extra dot products.
-        mean_lr = live.mean(log_ratio.clamp(max=max_log_ratio))
-        r = ratio.clamp(max=math.exp(max_log_ratio))  # == exp(clamped log r): exp is monotone
-        ratio_mean = live.mean(r)
-        # side > 0 only where the floor bit (A < 0); side < 0 where a cap bit. A > 0 positions have no
-        # floor, so there side * pos is -1 exactly where they were clipped high; at A < 0 positions
-        # the caps (dual clip, overflow) are the clipped ones that were not clipped low.
-        low = clip_live.mean(side.clamp(min=0))
-        minus_high = clip_live.mean(side * bounds.pos)
-        minus_dual = clip_live.mean(side * bounds.neg) if bounds.dual is not None else None
-        # Masked-out positions take the mean, which lies in [min, max] and so changes neither
-        # (lerp with a 0/1 weight returns either end exactly); with no position counted all are 0.
-        lo, hi = torch.aminmax(r if live.weights is None else torch.lerp(ratio_mean, r, live.weights, out=r))
-        m = {
-            "ratio_min": lo,
-            "ratio_mean": ratio_mean,
-            "ratio_max": hi,
-            # Schulman's k3 estimate of KL(old || new) from samples of the old policy: E[(r - 1) - log r]
-            "approx_kl": ratio_mean - mean_lr - 1.0,
-        }
-        if logits is not None:
-            m["entropy"] = token_live.mean(entropy_from_logits(logits))
-        m["clipfrac_low"], m["clipfrac_high"] = low, minus_high.neg()
-        m["clipfrac"] = low - minus_high
-        if minus_dual is not None:
-            m["clipfrac_dual"] = low - minus_dual
+    ratio_mean = masked_mean(ratio, live)
+    # Positions that do not count take the mean, which lies in [min, max]: it changes neither (and
+    # with no position counted, all three are 0).
+    lo, hi = torch.aminmax(ratio if live is None else torch.where(live.bool(), ratio, ratio_mean))
+    m = {"ratio_min": lo, "ratio_mean": ratio_mean, "ratio_max": hi,
+         "approx_kl": ratio_mean - masked_mean(log_ratio, live) - 1.0}
+    low = ((ratio < 1 - clip_low) & (adv < 0)).to(ratio.dtype)
+    high = ((ratio > 1 + clip_high) & (adv > 0)).to(ratio.dtype)
+    m["clipfrac_low"], m["clipfrac_high"] = masked_mean(low, clip_live), masked_mean(high, clip_live)
+    m["clipfrac"] = m["clipfrac_low"] + m["clipfrac_high"]
+    if dual_clip is not None:
+        m["clipfrac_dual"] = masked_mean(((ratio > dual_clip) & (adv < 0)).to(ratio.dtype), clip_live)
     return m
 
 
-def _broadcast_adv(advantages: Tensor, like: Tensor) -> Tensor:
+def _token_adv(advantages: Tensor, like: Tensor) -> Tensor:
     """(B, T) advantages as they are; (B,) as a (B, 1) view that broadcasts over tokens."""
     if advantages.shape == like.shape:
         return advantages
@@ -182,64 +187,15 @@ def _broadcast_adv(advantages: Tensor, like: Tensor) -> Tensor:
     raise ValueError(f"advantages have shape {tuple(advantages.shape)}; expected {tuple(like.shape)} or ({like.shape[0]},)")
 
 
-class _Bounds:
-    """PPO's clip range as bounds on the ratio, per sample (shaped like the advantages).
-
-    A > 0: the ratio is capped at 1 + eps_high; A < 0: floored at 1 - eps_low and, with a dual
-    clip c, capped at c; every ratio is capped at exp(max_log_ratio) against overflow.
-    """
-
-    def __init__(self, adv: Tensor, clip_low: float, clip_high: float, dual_clip: float | None, max_log_ratio: float):
-        if not 0 < clip_low < 1 or clip_high <= 0:
-            raise ValueError(f"clip range must satisfy 0 < clip_low < 1 and clip_high > 0; got {clip_low}, {clip_high}")
-        if dual_clip is not None and dual_clip <= 1.0:
-            raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
-        self.neg, self.pos = adv < 0, adv > 0
-        max_ratio = math.exp(max_log_ratio)
-        cap = min(dual_clip, max_ratio) if dual_clip is not None else max_ratio
-        self.dual = dual_clip
-        self.lower = torch.zeros_like(adv).masked_fill_(self.neg, 1.0 - clip_low)  # 0: no floor (a ratio is >= 0)
-        self.upper = torch.full_like(adv, cap).masked_fill_(self.pos, min(1.0 + clip_high, max_ratio))
+def _with_entropy(metrics: dict[str, Tensor], logits: Tensor | None, mask: Tensor | None) -> dict[str, Tensor]:
+    if logits is not None:
+        with torch.no_grad():
+            metrics["entropy"] = masked_mean(entropy_from_logits(logits), mask)
+    return metrics
 
 
-class _ClippedSurrogate(torch.autograd.Function):
-    """PPO's pessimistic surrogate max(-A r, -A clip(r, 1-eps_low, 1+eps_high)), r = exp(log_ratio).
-
-    The pessimistic max only ever caps r from the side where it helps: it equals -A clamp(r,
-    lower, upper) with per-sample bounds (see _Bounds). Where the clamp bites, the loss is constant
-    in log r; elsewhere d(-A r)/d log r = -A r, the loss itself. So the forward pass is a few
-    elementwise float ops and saves one tensor; the backward pass is one multiply. Advantages are
-    constants here, as in every policy-gradient objective. Also returns (no gradient) the ratio,
-    for the diagnostics, and side = sign(clamp(r) - r): 1 clipped low, -1 clipped high, 0 inside.
-    """
-
-    @staticmethod
-    def forward(ctx, log_ratio, adv, lower, upper):
-        # In place where possible: every fresh (B, T) buffer may cost page faults.
-        ratio = torch.exp(log_ratio)
-        clamped = torch.maximum(ratio, lower)  # broadcast bounds: faster than clamp(tensor)
-        torch.minimum(clamped, upper, out=clamped)
-        side = torch.sub(clamped, ratio).sign_()
-        loss = clamped.mul_(-adv)  # (forward runs without autograd: adv is a constant here)
-        # loss * (1 - |side|): the loss where the clamp did not bite, else exactly 0
-        inside = side.abs()
-        ctx.save_for_backward(torch.addcmul(loss, loss, inside, value=-1.0, out=inside))
-        ctx.mark_non_differentiable(side, ratio)
-        ctx.set_materialize_grads(False)  # no zero-filled gradients for side and ratio
-        return loss, side, ratio
-
-    @staticmethod
-    def backward(ctx, grad_loss, _side, _ratio):
-        (coef,) = ctx.saved_tensors
-        return grad_loss * coef, None, None, None
-
-
-def _clipped(log_ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float, dual_clip: float | None,
-             max_log_ratio: float = _MAX_LOG_RATIO) -> tuple[Tensor, Tensor, Tensor, _Bounds]:
-    """Per-element clipped loss (shaped like log_ratio), the clip signs, the ratio, the bounds."""
-    bounds = _Bounds(adv, clip_low, clip_high, dual_clip, max_log_ratio)
-    loss, side, ratio = _ClippedSurrogate.apply(log_ratio, adv, bounds.lower, bounds.upper)
-    return loss, side, ratio, bounds
+# ----------------------------------------------------------------------------------------
+# Policy objectives
 
 
 @POLICY_LOSSES.register("ppo")
@@ -259,19 +215,18 @@ def ppo_loss(
     """PPO-clip on the token-level ratio r_t = pi/pi_old: max(-A r, -A clip(r, 1-eps_low, 1+eps_high)).
 
     log_prob, old_log_prob, mask: (B, T); advantages: (B, T) or (B,) broadcast over tokens.
-    clip_high None = clip_low (symmetric). dual_clip c > 1 bounds the loss of A < 0 tokens
-    by -c A (Ye et al. 2020). logits: (B, T, V), only for the entropy diagnostic.
+    clip_high None = clip_low (symmetric, TRL epsilon_high=None). dual_clip c > 1 bounds the loss
+    of A < 0 tokens by -c A (off by default, as TRL delta=None). logits: (B, T, V), only for the
+    entropy diagnostic. The log-ratio is clamped to [-20, 20] (verl).
     """
     mask = check_mask(mask, log_prob)
     clip_high = clip_low if clip_high is None else clip_high
-    adv = _broadcast_adv(advantages, log_prob)
-    log_ratio = log_prob - old_log_prob
-    # ratio capped at exp(20) against overflow; below exp(-20) it is ~0 either way (verl clamps both).
-    loss, side, ratio, bounds = _clipped(log_ratio, adv, clip_low, clip_high, dual_clip)
-    live = _Live.of(mask, log_prob)
-    # token-mean is the diagnostics' masked mean: share its mask sum (the same sum over the same count)
-    out = live.mean(loss) if agg == "token-mean" and mask is not None else aggregate(loss, mask, agg, norm)
-    return LossOutput(out, lambda: _diagnostics(log_ratio, ratio, live, side, bounds, live, logits, live))
+    adv = _token_adv(advantages, log_prob)
+    log_ratio = (log_prob - old_log_prob).clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO)  # (B, T)
+    ratio = torch.exp(log_ratio.detach())
+    loss = aggregate(clipped_surrogate(log_ratio, ratio, adv, clip_low, clip_high, dual_clip), mask, agg, norm)
+    return LossOutput(loss, lambda: _with_entropy(
+        ratio_diagnostics(log_ratio.detach(), ratio, adv, mask, mask, clip_low, clip_high, dual_clip), logits, mask))
 
 
 @POLICY_LOSSES.register("grpo")
@@ -287,64 +242,52 @@ POLICY_LOSSES.register("rloo")(grpo_loss)
 
 
 def sequence_log_ratio(log_prob: Tensor, old_log_prob: Tensor, mask: Tensor | None) -> Tensor:
-    """log s_i = mean over the sequence's tokens of (log pi - log pi_old), clamped at 10 (verl). (B,)."""
-    return _token_mean_per_sequence(log_prob - old_log_prob, mask).clamp(max=_MAX_LOG_S)
+    """log s_i = mean over the sequence's tokens of (log pi - log pi_old), clamped at 10 (verl). (B,).
 
-
-def _token_mean_per_sequence(x: Tensor, mask: Tensor | None) -> Tensor:
-    return x.mean(-1) if mask is None else (x * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+    An empty sequence has log s = 0 (s = 1)."""
+    return masked_mean(log_prob - old_log_prob, mask, dim=-1).clamp(max=MAX_LOG_S)
 
 
 def _sequence_adv(advantages: Tensor, like: Tensor, mask: Tensor | None) -> Tensor:
+    """(B,) as it is; (B, T) token-level input -> its per-sequence mean over masked-in tokens."""
     if advantages.dim() == 1:
         if advantages.shape[0] != like.shape[0]:
             raise ValueError(f"advantages have {advantages.shape[0]} entries for {like.shape[0]} sequences")
         return advantages
-    return masked_mean(_broadcast_adv(advantages, like), mask, dim=-1)  # token-level input: its sequence mean
+    return masked_mean(_token_adv(advantages, like), mask, dim=-1)
 
 
-def _aggregate_sequences(seq_loss: Tensor, lengths: Tensor, seqs: _Live, mode: str, T: int,
-                         norm: float | None) -> Tensor:
-    """`aggregate` of a loss that is constant over each sequence's tokens, from (B,) values directly.
-    seqs: the non-empty sequences."""
-    AGGREGATIONS.get(mode)  # unknown names fail the same way as in `aggregate`
+def _nonempty(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """(B,) 1 for the sequences with at least one token (None: all are)."""
+    return None if mask is None else (mask.sum(-1) > 0).to(like.dtype)
+
+
+def aggregate_sequences(seq_loss: Tensor, mask: Tensor | None, T: int, mode: str = "seq-mean-token-mean",
+                        norm: float | None = None) -> Tensor:
+    """`aggregate` of a loss that every token of a sequence carries alike, from its (B,) values:
+    equal to aggregate(seq_loss[:, None].expand(B, T), mask, mode, norm).
+
+    seq_loss: (B,); mask: (B, T) or None. Token counts weigh the sequences: token-mean is
+    sum(n_i l_i) / sum(n_i), seq-mean-token-mean the mean of l_i over non-empty sequences,
+    seq-mean-token-sum sum(n_i l_i) over their number, seq-mean-token-sum-norm sum(n_i l_i) / (B norm).
+    """
+    AGGREGATIONS.get(mode)  # an unknown name fails as in `aggregate`
+    B = seq_loss.shape[0]
+    n = seq_loss.new_full((B,), T) if mask is None else mask.sum(-1)  # (B,) tokens per sequence
+    nonempty = (n > 0).to(seq_loss.dtype)
     if mode == "token-mean":
-        return torch.dot(seq_loss, lengths) / lengths.sum().clamp(min=1)
+        return torch.dot(seq_loss, n) / n.sum().clamp(min=1)
     if mode == "seq-mean-token-mean":
-        return seqs.mean(seq_loss)
+        return torch.dot(seq_loss, nonempty) / nonempty.sum().clamp(min=1)
     if mode == "seq-mean-token-sum":
-        return torch.dot(seq_loss, lengths) / seqs.count
-    return (seq_loss * lengths).sum() / (seq_loss.shape[0] * (T if norm is None else norm))
+        return torch.dot(seq_loss, n) / nonempty.sum().clamp(min=1)
+    return (seq_loss * n).sum() / (B * (T if norm is None else norm))
 
 
-def _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token: bool):
-    mask = check_mask(mask, log_prob)
-    diff = log_prob - old_log_prob
-    B, T = log_prob.shape
-    lengths = log_prob.new_full((B,), T) if mask is None else mask.sum(-1)
-    seqs = _Live.of(lengths.sign(), lengths)  # 1 for the sequences that count (aggregation, diagnostics), else 0
-    # (B,), as sequence_log_ratio but not yet clamped at 10
-    log_s = diff.mul_(mask).sum(-1) / lengths.clamp(min=1) if mask is not None else diff.mean(-1)
-    if per_token:
-        # GSPO-token: the value of every token's ratio is s_i, its gradient flows through its own token.
-        log_ratio = log_prob - log_prob.detach() + log_s.detach().clamp(max=_MAX_LOG_S)[:, None]
-        loss, side, _, bounds = _clipped(log_ratio, _broadcast_adv(advantages, log_prob), clip_low, clip_high, None)
-        out = aggregate(loss, mask, agg, norm)
-    else:
-        # s capped at exp(10) by the surrogate's overflow cap: the same loss and (zero) gradient beyond
-        # it as clamping log s first, without a clamp in the autograd graph
-        seq_loss, side, s, bounds = _clipped(log_s, _sequence_adv(advantages, log_prob, mask), clip_low, clip_high,
-                                             None, _MAX_LOG_S)
-        out = _aggregate_sequences(seq_loss, lengths, seqs, agg, T, norm)  # every token carries its sequence's loss
-
-    def metrics() -> dict[str, Tensor]:
-        token_live = _Live.of(mask, log_prob) if per_token or logits is not None else None
-        # ratio and approx KL on GSPO's own ratio s_i (log s clamped at 10), averaged over sequences
-        ratio = log_s.detach().exp() if per_token else s
-        return _diagnostics(log_s, ratio, seqs, side, bounds, token_live if per_token else seqs, logits, token_live,
-                            _MAX_LOG_S)
-
-    return LossOutput(out, metrics)
+def _gspo_clip(clip_low: float, clip_high: float | None, dual_clip: float | None) -> float:
+    if dual_clip is not None:
+        raise ValueError("GSPO has no dual clip; leave dual_clip unset")
+    return clip_low if clip_high is None else clip_high
 
 
 @POLICY_LOSSES.register("gspo")
@@ -354,14 +297,21 @@ def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: 
     """GSPO (Zheng et al. 2025): s_i = exp(mean_t log-ratio); loss_i = max(-A_i s_i, -A_i clip(s_i, 1-eps_low, 1+eps_high)).
 
     log_prob, old_log_prob, mask: (B, T); advantages: (B,) (a (B, T) input is reduced to its
-    per-sequence mean). Each token carries its sequence's loss, so the default aggregation
-    gives the paper's (1/G) sum_i. Ratio, clip and approx-KL diagnostics are per sequence (on
-    s_i: approx_kl = mean_i (s_i - 1 - log s_i)). GSPO has no dual clip: dual_clip must stay None.
+    per-sequence mean). Each token carries its sequence's loss, so the default aggregation gives
+    the paper's (1/G) sum_i (TRL importance_sampling_level="sequence", loss_type="grpo"). log s is
+    clamped at 10 (verl). Ratio, clip and approx-KL diagnostics are per non-empty sequence, on s_i.
+    GSPO has no dual clip: dual_clip must stay None.
     """
-    if dual_clip is not None:
-        raise ValueError("GSPO has no dual clip; leave dual_clip unset")
-    clip_high = clip_low if clip_high is None else clip_high
-    return _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token=False)
+    clip_high = _gspo_clip(clip_low, clip_high, dual_clip)
+    mask = check_mask(mask, log_prob)
+    log_s = sequence_log_ratio(log_prob, old_log_prob, mask)  # (B,)
+    adv = _sequence_adv(advantages, log_prob, mask)  # (B,)
+    s = torch.exp(log_s.detach())
+    seq_loss = clipped_surrogate(log_s, s, adv, clip_low, clip_high)  # (B,)
+    loss = aggregate_sequences(seq_loss, mask, log_prob.shape[1], agg, norm)
+    live = _nonempty(mask, log_prob)
+    return LossOutput(loss, lambda: _with_entropy(
+        ratio_diagnostics(log_s.detach(), s, adv, live, live, clip_low, clip_high), logits, mask))
 
 
 @POLICY_LOSSES.register("gspo_token")
@@ -369,12 +319,29 @@ def gspo_token_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, 
                     clip_low: float = 3e-4, clip_high: float | None = 4e-4, dual_clip: float | None = None,
                     agg: str = "seq-mean-token-mean", norm: float | None = None,
                     logits: Tensor | None = None) -> LossOutput:
-    """GSPO-token: ratio value sg[s_i] * pi(y_t)/sg[pi(y_t)], so token-level advantages (B, T) are
-    allowed; with a constant per-sequence advantage it equals `gspo_loss` in value and gradient."""
-    if dual_clip is not None:
-        raise ValueError("GSPO has no dual clip; leave dual_clip unset")
-    clip_high = clip_low if clip_high is None else clip_high
-    return _gspo(log_prob, old_log_prob, advantages, mask, clip_low, clip_high, agg, norm, logits, per_token=True)
+    """GSPO-token: per-token ratio s_i,t = sg[s_i] * pi(y_t) / sg[pi(y_t)], so token-level
+    advantages (B, T) are allowed (verl's form of GSPO).
+
+    log_prob, old_log_prob, mask: (B, T); advantages: (B,) or (B, T). The token log-ratio
+    log_prob - sg[log_prob] + sg[log s_i] is clamped at 10 as a whole (verl), so beyond the clamp
+    the gradient is 0 exactly as in `gspo_loss`: with a constant per-sequence advantage the two
+    are equal in value and gradient. Ratio diagnostics are per sequence (on s_i), clip fractions
+    per token.
+    """
+    clip_high = _gspo_clip(clip_low, clip_high, dual_clip)
+    mask = check_mask(mask, log_prob)
+    log_s = masked_mean(log_prob - old_log_prob, mask, dim=-1)  # (B,), not yet clamped
+    log_ratio = (log_prob - log_prob.detach() + log_s.detach()[:, None]).clamp(max=MAX_LOG_S)  # (B, T)
+    adv = _token_adv(advantages, log_prob)
+    loss = aggregate(clipped_surrogate(log_ratio, log_ratio.detach().exp(), adv, clip_low, clip_high), mask, agg, norm)
+    live = _nonempty(mask, log_prob)
+
+    def metrics() -> dict[str, Tensor]:
+        seq_log_s = log_s.detach().clamp(max=MAX_LOG_S)[:, None]  # (B, 1): one ratio per sequence
+        return _with_entropy(ratio_diagnostics(seq_log_s, seq_log_s.exp(), adv, None if live is None else live[:, None],
+                                               mask, clip_low, clip_high), logits, mask)
+
+    return LossOutput(loss, metrics)
 
 
 def policy_loss(name: str, *args: Any, **kwargs: Any) -> LossOutput:

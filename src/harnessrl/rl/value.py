@@ -1,7 +1,7 @@
 """The critic's loss as a pure tensor function: squared error, optionally clipped around the
 values of the behaviour critic (PPO / verl `clip_vf`).
 
-Shapes: values, old_values, returns, mask: (B, T) (T = 1 for classic RL) or (B,).
+Shapes: values, returns, old_values, mask: (B, T) (T = 1 for classic RL) or (B,).
 """
 
 from __future__ import annotations
@@ -13,41 +13,26 @@ from harnessrl.rl.losses import LossOutput, aggregate
 from harnessrl.rl.masked import check_mask, masked_mean
 
 
-def value_loss(values: Tensor, old_values: Tensor, returns: Tensor, mask: Tensor | None = None, *,
+def value_loss(values: Tensor, returns: Tensor, mask: Tensor | None = None, *, old_values: Tensor | None = None,
                clip: float | None = None, agg: str = "token-mean", norm: float | None = None) -> LossOutput:
-    """0.5 (V - R)^2, or with clip: 0.5 max((V - R)^2, (clip(V, V_old - c, V_old + c) - R)^2).
+    """0.5 (V - R)^2, or with clip c: 0.5 max((V - R)^2, (V_old + clip(V - V_old, -c, c) - R)^2).
 
-    values, old_values, returns, mask: (B, T) (T = 1 for classic RL) or (B,) with mask None.
+    values, returns, mask: (B, T) (T = 1 for classic RL) or (B,) with mask None. old_values
+    (the behaviour critic's values, shaped like values) is needed only with clip. The clipped
+    form is verl's compute_value_loss (and CleanRL's); metrics: vf_clipfrac, the fraction of
+    positions where the clipped error is the larger one (0 without clip).
     """
+    if clip is not None and old_values is None:
+        raise ValueError("value_loss with clip needs old_values (the behaviour critic's values)")
     if values.dim() == 1:
-        values, old_values, returns = values[:, None], old_values[:, None], returns[:, None]
+        values, returns = values[:, None], returns[:, None]
+        old_values = None if old_values is None else old_values[:, None]
         mask = None if mask is None else mask[:, None]
     mask = check_mask(mask, values)
+    error = (values - returns).square()
     if clip is None:
-        return LossOutput(0.5 * aggregate((values - returns).square(), mask, agg, norm), {})
-    loss, use_clipped = _ClippedValueLoss.apply(values, old_values, returns, clip)
-    return LossOutput(aggregate(loss, mask, agg, norm), lambda: {"vf_clipfrac": masked_mean(use_clipped.to(values.dtype), mask)})
-
-
-class _ClippedValueLoss(torch.autograd.Function):
-    """0.5 max((V - R)^2, (V_clip - R)^2) per element, V_clip = V_old + clip(V - V_old, -c, c).
-
-    The gradient is (V - R) where the unclipped error is kept, (V_clip - R) where the clipped one
-    is and V is inside the clip range, 0 otherwise: saved in the forward pass, one multiply in
-    the backward pass (instead of autograd through sub, clamp, square and maximum)."""
-
-    @staticmethod
-    def forward(ctx, values, old_values, returns, clip):
-        diff = values - returns
-        delta = values - old_values
-        diff_clipped = old_values + delta.clamp(-clip, clip) - returns
-        use_clipped = diff_clipped.square() > diff.square()
-        kept = torch.where(use_clipped, diff_clipped, diff)
-        ctx.save_for_backward(torch.where(use_clipped & (delta.abs() >= clip), torch.zeros_like(kept), kept))
-        ctx.mark_non_differentiable(use_clipped)
-        return 0.5 * kept.square(), use_clipped
-
-    @staticmethod
-    def backward(ctx, grad_loss, _):
-        (coef,) = ctx.saved_tensors
-        return grad_loss * coef, None, None, None
+        return LossOutput(0.5 * aggregate(error, mask, agg, norm), {})
+    clipped_values = old_values + (values - old_values).clamp(-clip, clip)
+    clipped_error = (clipped_values - returns).square()
+    loss = 0.5 * aggregate(torch.maximum(error, clipped_error), mask, agg, norm)
+    return LossOutput(loss, lambda: {"vf_clipfrac": masked_mean((clipped_error > error).to(values.dtype).detach(), mask)})

@@ -45,6 +45,7 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
 from harnessrl.rl.advantages import group_advantages
 from harnessrl.rl.critics import make_critic
+from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rollout.envs import open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train import lm_update
@@ -74,6 +75,7 @@ class AgentTrainConfig(Config):
     adv_eps: float = Field(1e-6, gt=0)
     clip_low: float | None = Field(None, gt=0, description="Default per objective (GSPO 3e-4, GRPO 0.2).")
     clip_high: float | None = Field(None, gt=0, description="Default per objective (GSPO 4e-4, GRPO 0.28).")
+    dual_clip: float | None = Field(None, gt=1, description="Cap the ratio of A < 0 tokens (token-level objectives); TRL delta.")
     loss_agg: str | None = Field(None, description="token-mean | seq-mean-token-mean | seq-mean-token-sum | seq-mean-token-sum-norm")
     kl_coef: float = Field(0.0, ge=0, description="Weight of the KL-to-reference loss term.")
     kl_estimator: Literal["k1", "k2", "k3"] = "k3"
@@ -104,6 +106,12 @@ class AgentTrainConfig(Config):
     tensorboard: bool = False
     wandb: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _trl_names(cls, data: Any) -> Any:
+        # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level)
+        return from_trl_names(data, cls.model_fields)
+
     @model_validator(mode="after")
     def _check(self) -> "AgentTrainConfig":
         per_group = {"within": 1, "cross": len(self.harnesses)}.get(self.grouping, len(self.harnesses) * self.tasks_per_update)
@@ -111,6 +119,8 @@ class AgentTrainConfig(Config):
             raise ValueError(f"group_size={self.group_size} with the group-relative objective {self.objective!r} and "
                              f"grouping {self.grouping!r} puts one episode in every group, which gets zero advantage; "
                              "use group_size >= 2 (e.g. 8), or objective=ppo")
+        if self.dual_clip is not None and self.objective in ("gspo", "gspo_token"):
+            raise ValueError(f"dual_clip (TRL delta) caps token ratios; {self.objective!r} has a sequence ratio and no dual clip")
         if self.source == "offline" and not self.offline_store:
             raise ValueError("source=offline needs offline_store (the record store with the frozen episodes)")
         return self
@@ -237,7 +247,7 @@ class AgentTrainer:
             agg=self.agg, kl_coef=cfg.kl_coef, kl_estimator=cfg.kl_estimator, epochs=cfg.epochs,
             minibatches=cfg.minibatches, micro_tokens=cfg.micro_batch_tokens, max_grad_norm=cfg.max_grad_norm,
             generator=gen, critic=self.critic, context=context, returns=returns, vf_coef=cfg.vf_coef,
-            vf_clip=cfg.vf_clip, old_for_ratio=old_for_ratio)
+            vf_clip=cfg.vf_clip, old_for_ratio=old_for_ratio, dual_clip=cfg.dual_clip)
         t_upd = time.perf_counter() - t1
         return self._row(u, episodes, ga, batch, scored, stats, t_roll, t_upd)
 

@@ -114,7 +114,8 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
            kl_coef: float, kl_estimator: str, epochs: int, minibatches: int, micro_tokens: int,
            max_grad_norm: float, generator: torch.Generator, critic: torch.nn.Module | None = None,
            context: torch.Tensor | None = None, returns: torch.Tensor | None = None, vf_coef: float = 0.5,
-           vf_clip: float | None = 0.2, old_for_ratio: torch.Tensor | None = None) -> dict[str, float]:
+           vf_clip: float | None = 0.2, old_for_ratio: torch.Tensor | None = None,
+           dual_clip: float | None = None) -> dict[str, float]:
     """Epochs x minibatches of optimizer steps. Returns the metrics averaged over steps.
 
     adv: (B, T) per-token advantages (already importance-weighted for offline data).
@@ -145,7 +146,8 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
                 dev = lambda x: x[idx, :w].to(lp.device)  # noqa: E731
                 old_mb = lp.detach() if old is None else dev(old)
                 out = policy_loss(objective, lp, old_mb, dev(adv) if objective not in ("gspo",) else
-                                  _seq(dev(adv), mb.mask), mb.mask, clip_low=clip[0], clip_high=clip[1], agg=agg, norm=norm)
+                                  _seq(dev(adv), mb.mask), mb.mask, clip_low=clip[0], clip_high=clip[1], agg=agg, norm=norm,
+                                  dual_clip=dual_clip)
                 if s.entropy is not None:
                     _acc(stats, {"entropy": masked_mean(s.entropy.detach(), mb.mask)}, wt)
                 loss = out.loss
@@ -153,11 +155,11 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
                     kl = masked_mean(kl_penalty(lp.detach(), dev(scored.ref), kl_estimator), mb.mask)
                     _acc(stats, {"kl": kl}, wt)
                     if kl_coef:
-                        loss = loss + kl_coef * kl_loss(lp, dev(scored.ref), mb.mask, kl_estimator, agg, norm)
+                        loss = loss + kl_coef * kl_loss(lp, dev(scored.ref), mb.mask, kl_estimator, agg, norm).loss
                 if critic is not None:
                     ctx = context[idx].to(lp.device).repeat_interleave(mb.mask.sum(-1).long())
                     v = _features_to_tokens(mb.mask, critic(s.hidden.detach().float(), ctx))
-                    vl = value_loss(v, dev(scored.values), dev(returns), mb.mask, clip=vf_clip)
+                    vl = value_loss(v, dev(returns), mb.mask, old_values=dev(scored.values), clip=vf_clip)
                     loss = loss + vf_coef * vl.loss
                     _acc(stats, {"value_loss": vl.loss.detach(), **vl.metrics}, wt)
                 (loss * wt).backward()

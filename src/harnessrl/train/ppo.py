@@ -262,7 +262,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
                     std, mean = torch.std_mean(mb_adv)
                     mb_adv = (mb_adv - mean) / (std + 1e-8)
                 pg = ppo_loss(newlogprob[:, None], b_logprobs[mb, None], mb_adv, clip_low=cfg.clip_coef)
-                vl = value_loss(newvalue, b_values[mb], b_ret[mb], clip=cfg.clip_coef if cfg.clip_vloss else None)
+                vl = value_loss(newvalue, b_ret[mb], old_values=b_values[mb], clip=cfg.clip_coef if cfg.clip_vloss else None)
                 ent = entropy.mean()
                 loss = pg.loss - cfg.ent_coef * ent + cfg.vf_coef * vl.loss
                 optimizer.zero_grad(set_to_none=True)
