@@ -31,13 +31,93 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def one_line(message: str) -> str:
+    """Multi-line messages (a config with several bad fields) become one line: `error: ...` is one line."""
+    return "; ".join(part.strip().rstrip(":;.") if i else part.strip() for i, part in enumerate(message.splitlines())
+                     if part.strip()).replace(":;", ":")
+
+
+def os_error_message(err: OSError) -> str:
+    where = f"{err.filename}: " if err.filename else ""
+    return f"{where}{err.strerror or err}"
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the errors meant for users into a clean message and exit code 2 (no traceback)."""
+    """Turn the errors meant for users into a clean message and exit code 2 (no traceback).
+
+    OSError counts: a full disk, a read-only folder or a folder where a file should be are the user's
+    to fix, and the message names the path."""
     try:
         yield
-    except (ConfigError, RecordStoreError, FileNotFoundError) as err:
-        raise fail(str(err)) from None
+    except (ConfigError, RecordStoreError) as err:
+        raise fail(one_line(str(err))) from None
+    except OSError as err:
+        raise fail(os_error_message(err)) from None
+
+
+def _probe(folder: Path) -> str | None:
+    """Why nothing can be created in `folder` (None: it can). Creates and removes one empty file: as root,
+    permission bits say nothing, and a read-only mount or a full disk only shows when one tries."""
+    probe = folder / f".harnessrl-write-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError as err:
+        return err.strerror or str(err)
+    os.close(fd)
+    probe.unlink(missing_ok=True)
+    return None
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_writable_dir(path: Path, option: str) -> None:
+    """Exit 2 before any work unless `path` is a folder we can write in, or one we could create."""
+    if path.exists():
+        if not path.is_dir():
+            raise fail(f"{option} {path}: not a folder; give a folder (it is created if missing)")
+        why = _probe(path)
+    else:
+        base = _nearest_existing(path)
+        if not base.is_dir():
+            raise fail(f"{option} {path}: {base} is a file, so the folder cannot be created there")
+        why = _probe(base)
+    if why:
+        raise fail(f"{option} {path}: cannot write there ({why}); choose a writable folder")
+
+
+def check_writable_file(path: Path, option: str) -> None:
+    """Exit 2 before any work unless `path` names a file we can create or replace (its folder must exist)."""
+    if str(path) in ("", "."):
+        raise fail(f"{option}: give a file name")
+    if path.is_dir():
+        raise fail(f"{option} {path}: is a folder; give a file name")
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise fail(f"{option} {path}: the folder {folder} does not exist; create it first")
+    why = _probe(folder)
+    if why:
+        raise fail(f"{option} {path}: cannot write in {folder} ({why}); choose a writable place")
+
+
+def check_store_writable(store: Path, option: str = "--store") -> None:
+    """A store a command will append to: a writable folder (or creatable), with a writable manifest."""
+    check_writable_dir(store, option)
+    manifest = store / "manifest.jsonl"
+    if manifest.is_dir():
+        raise fail(f"{option} {store}: {manifest} is a folder, not the manifest file")
+
+
+def int_list(text: str, option: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise fail(f"{option} {text!r}: give whole numbers separated by commas, e.g. 1,5") from None
 
 
 def progress() -> Progress:

@@ -5,18 +5,23 @@ Layout of a store directory::
     manifest.jsonl   line 1: header {schema_version}; then one line per committed shard
                      {file, rows, bytes, sha256, time}. Appending that line is the commit.
     shards/*.parquet immutable, written once
-    .lock            flock'ed by writers around the commit
+    .lock, .writers  flock'ed by writers (records/manifest.py says which lock means what)
+    .verified.json   read verification verdicts (records/integrity.py)
 
 Write protocol (crash-safe at every instruction): serialise the shard in memory and hash
 it; write it to `shards/.tmp-*`, fsync, rename to its final name, fsync the directory;
 then append its manifest line and fsync. A process killed before the manifest line is
-complete leaves at most an uncommitted file (ignored, reported by `verify`) or a torn last
-manifest line (ignored, and trimmed by the next writer). Readers only see committed shards.
+complete leaves at most an uncommitted file (reported by `verify`) or a torn last manifest
+line (reported by `verify`, refused by readers and writers, fixed by `records repair`).
+
+Read protocol: readers see committed shards only, and every shard is checked against its
+manifest line (SHA-256, footer, row count) the first time it is read; a bad shard stops the
+read with its name. Queries run in DuckDB with file access switched off: SQL can read the
+episodes and nothing else, and can write nowhere.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import json
@@ -25,53 +30,28 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from harnessrl.episode import SCHEMA, SCHEMA_VERSION, Episode, from_arrow, to_arrow
+from harnessrl.episode import SCHEMA, Episode, from_arrow, to_arrow
+from harnessrl.records.integrity import ReadVerifier, check_shard, recover, repair, verify_store
+from harnessrl.records.manifest import (
+    MANIFEST, SHARD_DIR, WRITERS, CorruptShardError, Manifest, RecordStoreError, ShardInfo, fsync_dir, locked,
+    manifest_tail_torn, read_manifest, recover_hint, repair_hint, shard_files, shard_line, write_manifest,
+)
 
-MANIFEST = "manifest.jsonl"
-SHARD_DIR = "shards"
-Verify = Literal["full", "size", "none"]
+__all__ = ["MANIFEST", "SHARD_DIR", "BufferedWriter", "CorruptShardError", "RecordStore", "RecordStoreError",
+           "ShardInfo", "episode_to_json", "fsync_dir", "recover", "repair"]
 
-
-class RecordStoreError(Exception):
-    """A record store cannot be used as asked; the message names the file and the fix."""
-
-
-class CorruptShardError(RecordStoreError):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class ShardInfo:
-    file: str  # relative to the store root
-    rows: int
-    bytes: int
-    sha256: str
-    time: float
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a directory entry (a new or renamed file in it) durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
+# full: hash every shard when the store is opened. read (default): sizes when opened, each shard fully
+# the first time it is read (verdicts cached). size: the old name of read. none: no checks (verify, repair).
+Verify = Literal["full", "read", "size", "none"]
 
 
 def _arrow(result: duckdb.DuckDBPyRelation) -> pa.Table:
@@ -85,149 +65,121 @@ def _arrow_batches(result: duckdb.DuckDBPyRelation, rows: int) -> Iterator[pa.Re
     return iter(fetch(rows))
 
 
+def _os_error(action: str, err: OSError) -> RecordStoreError:
+    where = f"{err.filename}: " if err.filename else ""
+    return RecordStoreError(f"{where}cannot {action} ({err.strerror or err})")
+
+
+@contextmanager
+def _replace_on_success(out: Path) -> Iterator[Path]:
+    """Yield a temporary path next to `out`; rename it onto `out` only when the block succeeds, so a failed
+    export leaves an existing `out` untouched and never a partial or empty file."""
+    tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except OSError as err:
+        raise _os_error(f"write {out}", err) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 class RecordStore:
     """An append-only store of `Episode`s.
 
-    Opening checks every committed shard (`verify="full"`: size and SHA-256; `"size"`: size
-    only; `"none"`). Any mismatch raises `CorruptShardError` naming the shard.
+    Opening refuses a damaged manifest (naming the line and the command that fixes it) and a
+    folder with shards but no manifest. `verify` chooses when shards are checked (see `Verify`);
+    a mismatch raises `CorruptShardError` naming the shard. `damaged_ok=True` opens a store whose
+    manifest has a torn last line or duplicate lines (for `verify` and `repair` only).
     """
 
-    def __init__(self, root: str | os.PathLike, *, create: bool = True, verify: Verify = "full"):
+    def __init__(self, root: str | os.PathLike, *, create: bool = True, verify: Verify = "read",
+                 damaged_ok: bool = False):
         self.root = Path(root)
+        self.verify_mode = "read" if verify == "size" else verify
+        self.damaged_ok = damaged_ok
         manifest = self.root / MANIFEST
-        if not manifest.exists():
+        if not (manifest.exists() or manifest.is_symlink()):
+            orphans = [f for f in shard_files(self.root) if f.endswith(".parquet") and not f.startswith(f"{SHARD_DIR}/.")]
+            if orphans:
+                raise RecordStoreError(f"{self.root}: {len(orphans)} shard(s) but no {MANIFEST} (it was deleted or lost); "
+                                       f"refusing to start a new store on top of them. {recover_hint(self.root)[0].upper()}"
+                                       f"{recover_hint(self.root)[1:]}.")
             if not create:
-                raise RecordStoreError(
-                    f"{self.root}: not a record store (no {MANIFEST}). "
-                    "Check the path, or write episodes there first to create one."
-                )
-            self._create()
-        self.shards = self._read_manifest()
-        if verify != "none":
+                raise RecordStoreError(f"{self.root}: not a record store (no {MANIFEST}). "
+                                       "Check the path, or write episodes there first to create one.")
+            if self.root.exists() and not self.root.is_dir():
+                raise RecordStoreError(f"{self.root}: not a folder; give a folder for the record store.")
+            try:
+                self._create()
+            except OSError as err:
+                raise _os_error(f"create a record store in {self.root}", err) from None
+        self.manifest: Manifest = self._load()
+        self.shards: list[ShardInfo] = self.manifest.shards
+        self._verifier = ReadVerifier(self.root)
+        self._checked: set[str] = set()
+        if self.verify_mode != "none":
             for info in self.shards:
-                self._check_shard(info, full=verify == "full")
+                check_shard(self.root, info, full=self.verify_mode == "full")
+            if self.verify_mode == "full":
+                self._checked = {info.file for info in self.shards}
 
     # -- creation and manifest -----------------------------------------------------------
 
     def _create(self) -> None:
         (self.root / SHARD_DIR).mkdir(parents=True, exist_ok=True)
-        with self._locked():
+        with locked(self.root):
             manifest = self.root / MANIFEST
             if manifest.exists():  # another process created it meanwhile
                 return
-            tmp = self.root / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
-            header = {"kind": "header", "schema_version": SCHEMA_VERSION, "created": time.time()}
-            with open(tmp, "w") as f:
-                f.write(json.dumps(header) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, manifest)
-            fsync_dir(self.root)
+            write_manifest(self.root, [])
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def _read_manifest(self) -> list[ShardInfo]:
-        path = self.root / MANIFEST
-        raw = path.read_bytes()
-        lines = raw.split(b"\n")
-        # A last line without its newline is a torn commit from a killed writer: not committed.
-        complete, torn = lines[:-1], lines[-1]
-        del torn
-        if not complete:
-            raise RecordStoreError(f"{path}: empty manifest (no header line). Restore it from a backup.")
-        shards = []
-        for lineno, line in enumerate(complete, start=1):
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RecordStoreError(f"{path}:{lineno}: unreadable manifest line ({err.msg}).") from None
-            if lineno == 1:
-                if entry.get("kind") != "header":
-                    raise RecordStoreError(f"{path}:1: first line must be the header.")
-                version = entry.get("schema_version")
-                if version != SCHEMA_VERSION:
-                    raise RecordStoreError(
-                        f"{path}: schema version {version}, this harnessrl reads {SCHEMA_VERSION}. "
-                        "Use the harnessrl version that wrote it, or export and re-import."
-                    )
-                continue
-            shards.append(ShardInfo(**{k: entry[k] for k in ShardInfo.__slots__}))
-        return shards
+    def _load(self) -> Manifest:
+        m = read_manifest(self.root)
+        if m.problems and not self.damaged_ok:
+            raise RecordStoreError(f"{self.root}: {m.problems[0]}. Nothing was read. Check with `harnessrl records "
+                                   f"verify --store {self.root}`; fix with {repair_hint(self.root)}.")
+        return m
 
     def refresh(self) -> None:
         """Re-read the manifest (other processes may have committed shards)."""
-        self.shards = self._read_manifest()
+        self.manifest = self._load()
+        self.shards = self.manifest.shards
 
     # -- integrity -----------------------------------------------------------------------
 
     def _check_shard(self, info: ShardInfo, *, full: bool) -> None:
-        path = self.root / info.file
-        if not path.exists():
-            raise CorruptShardError(f"{path}: shard listed in the manifest is missing.")
-        size = path.stat().st_size
-        if size != info.bytes:
-            raise CorruptShardError(
-                f"{path}: shard is {size} bytes, the manifest says {info.bytes} (truncated or "
-                "overwritten). Restore the file, or drop it with `harnessrl records verify --drop-corrupt`."
-            )
-        if full and _sha256_file(path) != info.sha256:
-            raise CorruptShardError(
-                f"{path}: SHA-256 does not match the manifest (the file was modified or is "
-                "corrupted). Restore the file, or drop it with `harnessrl records verify --drop-corrupt`."
-            )
+        check_shard(self.root, info, full=full)
 
-    def verify(self) -> dict[str, Any]:
-        """Check every shard fully; also list uncommitted files left by killed writers."""
-        problems: list[str] = []
-        for info in self.shards:
-            try:
-                self._check_shard(info, full=True)
-                pq.ParquetFile(self.root / info.file).metadata  # the footer must parse too
-            except (CorruptShardError, pa.ArrowException) as err:
-                problems.append(str(err))
-        committed = {info.file for info in self.shards}
-        uncommitted = sorted(
-            str(p.relative_to(self.root))
-            for p in (self.root / SHARD_DIR).iterdir()
-            if str(p.relative_to(self.root)) not in committed
-        )
-        return {
-            "shards": len(self.shards),
-            "episodes": self.count(),
-            "problems": problems,
-            "uncommitted": uncommitted,
-        }
+    def _readable(self) -> list[ShardInfo]:
+        """The committed shards, each checked fully the first time this store reads it."""
+        if self.verify_mode != "none":
+            for info in self.shards:
+                if info.file not in self._checked:
+                    self._verifier.check(info)
+                    self._checked.add(info.file)
+            self._verifier.save()
+        return self.shards
+
+    def verify(self, progress=lambda: None) -> dict[str, Any]:
+        """Check everything (see integrity.verify_store): shards, manifest damage, duplicate ids, leftovers."""
+        return verify_store(self.root, read_manifest(self.root), progress)
 
     def drop_corrupt(self) -> list[str]:
         """Rewrite the manifest without shards that fail verification; returns what was dropped."""
-        with self._locked():
-            self.refresh()
+        with locked(self.root):
+            m = read_manifest(self.root, holding_lock=True)
             good, dropped = [], []
-            for info in self.shards:
+            for info in m.shards:
                 try:
-                    self._check_shard(info, full=True)
+                    check_shard(self.root, info, full=True)
                     good.append(info)
                 except CorruptShardError:
                     dropped.append(info.file)
-            tmp = self.root / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
-            header = {"kind": "header", "schema_version": SCHEMA_VERSION, "created": time.time()}
-            with open(tmp, "w") as f:
-                f.write(json.dumps(header) + "\n")
-                for info in good:
-                    f.write(json.dumps({"kind": "shard", **asdict(info)}) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.root / MANIFEST)
-            fsync_dir(self.root)
-            self.shards = good
+            write_manifest(self.root, good, m.header)
+            self.manifest, self.shards = Manifest(good, m.header, m.torn), good
         return dropped
 
     # -- writing -------------------------------------------------------------------------
@@ -246,26 +198,43 @@ class RecordStore:
         digest = hashlib.sha256(data).hexdigest()
         name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
         shard_dir = self.root / SHARD_DIR
-        tmp = shard_dir / f".tmp-{name}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, shard_dir / name)
-        fsync_dir(shard_dir)
+        tmp, final = shard_dir / f".tmp-{name}", shard_dir / name
         info = ShardInfo(f"{SHARD_DIR}/{name}", table.num_rows, len(data), digest, time.time())
-        line = (json.dumps({"kind": "shard", **asdict(info)}) + "\n").encode()
-        with self._locked():
-            with open(self.root / MANIFEST, "r+b") as f:
-                raw = f.read()
-                if raw and not raw.endswith(b"\n"):  # trim a torn line left by a killed writer
-                    f.truncate(raw.rfind(b"\n") + 1)
-                f.seek(0, os.SEEK_END)
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+        try:
+            # shared on .writers from the first byte to the commit: `verify` tells this shard is in flight
+            with locked(self.root, shared=True, path=WRITERS):
+                self._refuse_torn()
+                try:
+                    with open(tmp, "wb") as f:
+                        f.write(data)
+                        f.flush()
+                        os.fsync(f.fileno())
+                    os.replace(tmp, final)
+                    fsync_dir(shard_dir)
+                    with locked(self.root):
+                        self._refuse_torn()
+                        with open(self.root / MANIFEST, "ab") as f:
+                            f.write(shard_line(info))
+                            f.flush()
+                            os.fsync(f.fileno())
+                except BaseException:
+                    tmp.unlink(missing_ok=True)
+                    try:
+                        if info.file not in {s.file for s in read_manifest(self.root).shards}:
+                            final.unlink(missing_ok=True)  # never committed: leave no orphan
+                    except (OSError, RecordStoreError):
+                        pass  # cannot tell: keep the file; `verify` reports it
+                    raise
+        except OSError as err:
+            raise _os_error(f"store {table.num_rows} episodes in {self.root}; they were not stored", err) from None
         self.shards.append(info)
+        self._checked.add(info.file)  # written from the bytes we hashed
         return info
+
+    def _refuse_torn(self) -> None:
+        if manifest_tail_torn(self.root):
+            raise RecordStoreError(f"{self.root / MANIFEST}: the last line has no newline (a commit that did not "
+                                   f"finish); nothing is appended after it. Fix it with {repair_hint(self.root)}.")
 
     @contextmanager
     def writer(self, flush_every: int = 1024) -> Iterator["BufferedWriter"]:
@@ -282,27 +251,36 @@ class RecordStore:
         return sum(info.rows for info in self.shards)
 
     def files(self) -> list[str]:
-        return [str(self.root / info.file) for info in self.shards]
+        """Paths of the committed shards, each verified (see `Verify`)."""
+        return [str(self.root / info.file) for info in self._readable()]
 
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection with a view `episodes` over every committed shard."""
+        """A DuckDB connection with a view `episodes` over every committed (and verified) shard.
+
+        The shards are handed to DuckDB as an Arrow dataset, then DuckDB's file access is switched off
+        and its configuration locked: SQL sees the episodes and cannot read, write, attach or install
+        anything else (no COPY ... TO, ATTACH, read_csv, INSTALL)."""
+        files = self.files()
         con = duckdb.connect()
-        if self.shards:
-            files = ", ".join("'" + f.replace("'", "''") + "'" for f in self.files())
-            con.execute(f"CREATE VIEW episodes AS SELECT * FROM read_parquet([{files}])")
-        else:
-            empty = SCHEMA.empty_table()
-            con.register("_empty_episodes", empty)
-            con.execute("CREATE VIEW episodes AS SELECT * FROM _empty_episodes")
+        source = pads.dataset(files, schema=SCHEMA, format="parquet") if files else SCHEMA.empty_table()
+        con.register("_shards", source)
+        con.execute("CREATE VIEW episodes AS SELECT * FROM _shards")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
         return con
 
     def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
         """Run SQL against the view `episodes`; returns an Arrow table."""
+        if not query.strip():
+            raise RecordStoreError("empty query; give SQL over the view `episodes`, e.g. SELECT count(*) FROM episodes")
         con = self.connect()
         try:
-            return _arrow(con.sql(query, params=params or None))
+            result = con.sql(query, params=params or None)
+            if result is None:
+                raise RecordStoreError("the query returned no table; give a SELECT (queries are read-only)")
+            return _arrow(result)
         except duckdb.Error as err:
-            raise RecordStoreError(f"query failed: {err}") from None
+            raise RecordStoreError(f"query failed: {' '.join(str(err).split())}") from None
         finally:
             con.close()
 
@@ -330,25 +308,32 @@ class RecordStore:
     # -- export --------------------------------------------------------------------------
 
     def export_parquet(self, out: str | os.PathLike, where: str | None = None) -> int:
-        """One Parquet file readable by pandas, polars and `datasets.load_dataset("parquet")`."""
+        """One Parquet file readable by pandas, polars and `datasets.load_dataset("parquet")`.
+        Written to a temporary file renamed onto `out` on success: a failure leaves `out` as it was."""
         con = self.connect()
         try:
             sel = "SELECT * FROM episodes" + (f" WHERE {where}" if where else "")
-            reader = _arrow_batches(con.sql(sel), 8192)
+            try:
+                reader = _arrow_batches(con.sql(sel), 8192)
+                first = next(reader, None)  # a bad --where fails here, before any file exists
+            except duckdb.Error as err:
+                raise RecordStoreError(f"query failed: {' '.join(str(err).split())}") from None
             n = 0
-            with pq.ParquetWriter(str(out), SCHEMA, compression="zstd") as w:
-                for batch in reader:
+            with _replace_on_success(Path(out)) as tmp, pq.ParquetWriter(str(tmp), SCHEMA, compression="zstd") as w:
+                batch = first
+                while batch is not None:
                     w.write_table(pa.Table.from_batches([batch]).cast(SCHEMA))
                     n += batch.num_rows
+                    batch = next(reader, None)
             return n
         finally:
             con.close()
 
     def export_jsonl(self, out: str | os.PathLike, where: str | None = None) -> int:
-        """One JSON object per episode; token arrays as lists; metadata as an object."""
+        """One JSON object per episode; token arrays as lists; metadata as an object. Atomic like export_parquet."""
         n = 0
-        with open(out, "w", encoding="utf-8") as f:
-            source = self.episodes(where) if where else self.iter_episodes()
+        source = self.episodes(where) if where else self.iter_episodes()
+        with _replace_on_success(Path(out)) as tmp, open(tmp, "w", encoding="utf-8") as f:
             for ep in source:
                 f.write(json.dumps(episode_to_json(ep), ensure_ascii=False) + "\n")
                 n += 1
