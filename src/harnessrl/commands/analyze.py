@@ -15,7 +15,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, user_errors
+from harnessrl.commands.common import StoreOption, check_writable_dir, console, default_store, fail, user_errors
 
 
 def _resolve(target: str, store: Path | None) -> tuple[Path, str | None]:
@@ -90,6 +90,10 @@ def analyze(
     from harnessrl.analysis import ceiling, tilt
     from harnessrl.analysis.samples import Samples
 
+    if out is not None:
+        check_writable_dir(out, "--out")  # before minutes of bootstrap, not after
+    if not target.strip():
+        raise fail("RECORDS_OR_RUN is empty; give a record store folder, a folder with store/, or a run id")
     with user_errors():
         root, run_id = _resolve(target, store)
         clauses = [f"run_id = '{run_id.replace(chr(39), '')}'"] if run_id else []
@@ -165,8 +169,9 @@ def analyze(
     except ValueError as err:
         raise fail(str(err)) from None
     if out:
-        for name, rows in tables.items():
-            _export(out, name, rows)
-        summary["tables"] = sorted(tables)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)))
+        with user_errors():
+            for name, rows in tables.items():
+                _export(out, name, rows)
+            summary["tables"] = sorted(tables)
+            (out / "summary.json").write_text(json.dumps(summary, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)))
         console.print(f"tables -> {out}")

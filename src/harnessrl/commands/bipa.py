@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+from harnessrl.commands.common import (
+    StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, progress, user_errors,
+)
 
 app = typer.Typer(help="Skill optimizers and their BiPA audit.", no_args_is_help=True)
 
@@ -64,9 +66,11 @@ def audit_command(
         if not log.complete:
             console.print("[yellow]warning:[/] the optimizer log has no end event (the run crashed or is still going); auditing what it holds")
         root = store or (Path(log.header["store"]) if log.header.get("store") else default_store())
+        out = out or (Path(run) / "audit")
+        check_writable_dir(out, "--out")
+        check_store_writable(root)  # the audit's rollouts are stored too
         st = RecordStore(root, create=False)
         cfg = AuditConfig(replays=replays, null_replays=null_replays, fresh_seeds=fresh_seeds, seed=seed)
-        out = out or (Path(run) / "audit")
         with progress() as bar:
             task = bar.add_task("audit rollouts", total=None)
             result, files = run_audit(run, st, cfg, out, progress=lambda n: bar.advance(task, n), workers=workers, backend=backend)
@@ -114,9 +118,11 @@ def optimize_command(
                                        proposer=ProposerConfig(llm_share=llm_share))
         except Exception as err:  # pydantic names the field
             raise fail(str(err)) from None
+        root = store or default_store()
+        check_writable_dir(out, "--out")
+        check_store_writable(root)
         pspec = PolicySpec.parse(policy)
         tr, rest = split_tasks(suite, train, validation + test, seed)
-        root = store or default_store()
         opt = SkillOptimizer(cfg, policy=make_policy(pspec), harness=load_spec(harness),
                              seed_skill=load_skill(skill) if skill else SEED_SKILL, train_tasks=tr,
                              validation_tasks=rest[:validation], test_tasks=rest[validation:], run_dir=out,

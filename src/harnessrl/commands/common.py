@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ StoreOption = typer.Option(None, "--store", "-s", help="Record store directory [
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
+    message = one_line(message)
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
 
@@ -155,8 +157,46 @@ def lm_recipe_config(model_cls, scale: str, preset: dict, config: Path | None, o
     sets = list(overrides) + [f"{k}={v}" for k, v in given.items() if v is not None]
     cfg = load_config(model_cls, config, sets, base=preset)
     if cfg.scale == "paper" and not cfg.model:
-        raise typer.BadParameter(f"--scale {scale} needs --model (a real model, on a GPU)")
+        raise fail(f"--scale {scale} needs --model (a real model, on a GPU)")
+    # fail before any work (and before anything is written to --out): the checks below are cheap
+    check_writable_dir(out, "--out")
+    if cfg.model:
+        check_model(cfg.model)
+    if getattr(cfg, "backend", None) == "ray" and not getattr(cfg, "ray_address", None):
+        check_local_ray()
     if out.exists() and any(out.iterdir()) and not resume:
-        console.print(f"[yellow]{out} is not empty; pass --resume to continue it, or choose another --out[/]")
-        raise typer.Exit(2)
+        raise fail(f"{out} is not empty; pass --resume to continue it, or choose another --out")
     return cfg
+
+
+def check_model(model: str) -> None:
+    """A model folder with config.json, or an id already in the local Hugging Face cache (no hub here)."""
+    path = Path(model)
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise fail(f"--model {model}: not a model folder (no config.json in it)")
+        return
+    if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", model) and not model.startswith("."):
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            if isinstance(try_to_load_from_cache(model, "config.json"), str):
+                return
+        except Exception:  # an id the cache cannot parse: treated as not cached
+            pass
+    raise fail(f"--model {model}: no such folder, and not a model id in the local Hugging Face cache "
+               "(nothing is downloaded here); give a model folder")
+
+
+def check_local_ray() -> None:
+    """--backend ray without --ray-address starts a local Ray, allowed only in a loopback-only namespace."""
+    from harnessrl.rollout.backends import loopback_only
+
+    if not loopback_only() and os.environ.get("HARNESSRL_RAY_ALLOW_NETWORK") != "1":
+        raise fail("--backend ray: a local Ray probes outside network addresses when it starts; run inside a "
+                   "loopback-only network namespace (e.g. `unshare -n sh -c 'ip link set lo up && harnessrl ...'`), "
+                   "give --ray-address of an existing cluster, or set HARNESSRL_RAY_ALLOW_NETWORK=1 to accept that")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise fail("--backend ray needs Ray: pip install 'harnessrl[ray]'") from None

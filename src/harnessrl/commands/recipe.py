@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from harnessrl.commands.common import console, progress, user_errors
+from harnessrl.commands.common import check_writable_dir, console, progress, user_errors
 
 app = typer.Typer(help="Small-scale reproductions of the seed papers (each writes an HTML report).", no_args_is_help=True)
 
@@ -59,6 +59,7 @@ def bipa(
         if out is not None or base.get("out") == "runs/bipa":
             overrides.append(f"out={json.dumps(str(out or Path('runs') / time.strftime('bipa-%Y%m%d-%H%M%S')))}")
         cfg = load_config(BipaRecipeConfig, None, overrides, base=base)
+        check_writable_dir(Path(cfg.out), "--out")
         with progress() as bar:
             opt = bar.add_task("optimize", total=cfg.optimizer.iterations)
             aud = bar.add_task("audit rollouts", total=None, visible=False)

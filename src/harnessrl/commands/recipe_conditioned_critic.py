@@ -14,7 +14,9 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+from harnessrl.commands.common import (
+    StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, progress, user_errors,
+)
 from harnessrl.envs.multicontext import EnvConfigError
 
 
@@ -36,6 +38,8 @@ def conditioned_critic(
         sets = list(overrides) + ([f"workers={workers}"] if workers else [])
         cfg = recipe.load(scale, config, sets)
         jobs = recipe.jobs(cfg)
+        check_writable_dir(out, "--out")
+        check_store_writable(store or default_store())
         console.print(f"conditioned-critic ({cfg.scale}): {len(jobs)} PPO runs on {cfg.workers} process(es) -> {out}")
         t0 = time.perf_counter()
         with progress() as bar:

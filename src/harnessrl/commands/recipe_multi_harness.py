@@ -12,7 +12,17 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, lm_recipe_config, stage_progress, user_errors
+from harnessrl.commands.common import console, fail, lm_recipe_config, stage_progress, user_errors
+
+
+def check_rules(rules: list[str]) -> None:
+    """Every grouping rule is a registered one: a typo fails here, not after SFT and minutes of RL."""
+    from harnessrl.rl.advantages import GROUPING_RULES
+
+    bad = [r for r in rules if r not in GROUPING_RULES]
+    if bad or not rules:
+        raise fail(f"invalid config: rules = {rules!r}: " + (f"unknown grouping rule(s) {bad}; " if bad else "empty; ")
+                   + f"choose from {', '.join(GROUPING_RULES.names())}")
 
 
 def multi_harness(
@@ -32,6 +42,7 @@ def multi_harness(
     with user_errors():
         cfg = lm_recipe_config(recipe.MultiHarnessConfig, scale, recipe.preset(scale), config, overrides, out, resume,
                                model=model, lora_rank=lora_rank, workers=workers)
+        check_rules(cfg.rules)
         console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
                       f"{cfg.workers} worker(s) -> {out}")
         t0 = time.perf_counter()

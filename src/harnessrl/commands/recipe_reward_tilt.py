@@ -8,7 +8,9 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, stage_progress, user_errors
+from harnessrl.commands.common import (
+    StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, stage_progress, user_errors,
+)
 
 
 def reward_tilt(
@@ -28,10 +30,11 @@ def reward_tilt(
 
     with user_errors():
         cfg = load_config(recipe.RewardTiltConfig, config, overrides, base=recipe.preset(scale, task))
-        if (out / "stages").exists() and any((out / "stages").iterdir()) and not resume:
-            console.print(f"[yellow]{out} holds a reward-tilt run; pass --resume to continue it, or choose another --out[/]")
-            raise typer.Exit(2)
+        check_writable_dir(out, "--out")
         store_path = store or default_store()
+        check_store_writable(store_path)
+        if (out / "stages").is_dir() and any((out / "stages").iterdir()) and not resume:
+            raise fail(f"{out} holds a reward-tilt run; pass --resume to continue it, or choose another --out")
         console.print(f"reward-tilt ({cfg.scale}, {cfg.task}): store {store_path}, report -> {out}")
         try:
             with stage_progress() as on_progress:

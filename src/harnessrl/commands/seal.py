@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, user_errors
+from harnessrl.commands.common import StoreOption, check_writable_dir, console, default_store, fail, user_errors
 
 app = typer.Typer(help="Sealed splits: hash tasks/harnesses into a manifest; verify it and its one evaluation.",
                   invoke_without_command=True)
@@ -40,9 +41,14 @@ def create(
     from harnessrl.harness.base import make_harness
     from harnessrl.rollout.suites import load_suite, task_id
 
-    if not name:
+    from harnessrl.evaluate.seal import seals_dir
+
+    if not name or not name.strip():
         raise fail("give --name for the new seal (or a subcommand: verify, list)")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", name):
+        raise fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names a file in the seals folder)")
     with user_errors():
+        check_writable_dir(seals_dir(seals), "--seals")
         chosen = []
         if _split(tasks):
             if not suite:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, user_errors
+from harnessrl.commands.common import check_store_writable, check_writable_dir, console, user_errors
 
 app = typer.Typer(help="Train policies.", no_args_is_help=True)
 
@@ -29,6 +29,9 @@ def agent(
         sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
                                                              ("run_dir", run_dir)) if v is not None]
         cfg = load_config(AgentTrainConfig, config, sets)
+        check_writable_dir(Path(cfg.run_dir), "--run-dir")
+        if cfg.store:
+            check_store_writable(Path(cfg.store), "store")
         trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
