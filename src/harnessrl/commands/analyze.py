@@ -15,7 +15,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, check_writable_dir, console, default_store, fail, user_errors
+from harnessrl.commands.common import path_arg, StoreOption, check_writable_dir, console, default_store, fail, user_errors
 
 
 def _resolve(target: str, store: Path | None) -> tuple[Path, str | None]:
@@ -83,7 +83,7 @@ def analyze(
     where: str | None = typer.Option(None, "--where", help="Extra SQL filter on the episodes, e.g. \"env_id = 'drawer'\"."),
     boot: int = typer.Option(1000, "--boot", min=10, help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed"),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write every table as CSV (and summary.json) here."),
+    out: Path | None = typer.Option(None, "--out", "-o", parser=path_arg, help="Also write every table as CSV (and summary.json) here."),
     store: Path | None = StoreOption,
 ) -> None:
     """Ceiling / score / headroom / mismatch per harness, the cross-harness decomposition, gain prediction and tilt."""

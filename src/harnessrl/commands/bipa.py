@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from harnessrl.commands.common import (
-    StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, progress, user_errors,
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, progress, user_errors,
 )
 
 app = typer.Typer(help="Skill optimizers and their BiPA audit.", no_args_is_help=True)
@@ -42,9 +42,9 @@ def _print_audit(result, report: Path | None) -> None:
 
 @app.command("audit")
 def audit_command(
-    run: Path = typer.Argument(..., help="The optimizer's run directory (holds optimizer_log.jsonl)."),
+    run: Path = typer.Argument(..., parser=path_arg, help="The optimizer's run directory (holds optimizer_log.jsonl)."),
     store: Path = StoreOption,
-    out: Path = typer.Option(None, "--out", help="Audit folder (default RUN/audit)."),
+    out: Path = typer.Option(None, "--out", parser=path_arg, help="Audit folder (default RUN/audit)."),
     replays: int = typer.Option(10, "--replays", min=1, help="Replays of each accepted decision."),
     null_replays: int = typer.Option(2, "--null-replays", min=0, help="Identical-candidate replays of each rejected decision."),
     fresh_seeds: int = typer.Option(4, "--fresh-seeds", min=1, help="Fresh seeds per task for the re-evaluation."),
@@ -88,7 +88,7 @@ def optimize_command(
     suite: str = typer.Option("code-v1", "--suite", help="Suite name or folder."),
     harness: str = typer.Option("openhands", "--harness", "-H", help="Harness id or spec file."),
     policy: str = typer.Option(..., "--policy", "-p", help="Policy spec: lm:PATH | endpoint:MODEL | probe-section-follower:SECTION | ..."),
-    skill: Path = typer.Option(None, "--skill", help="Seed skill (Markdown: `# Skill: NAME`, `## [id] Title` sections) (default: the recipe's)."),
+    skill: Path = typer.Option(None, "--skill", parser=path_arg, help="Seed skill (Markdown: `# Skill: NAME`, `## [id] Title` sections) (default: the recipe's)."),
     rewriter: str = typer.Option(None, "--rewriter", help="Policy spec that writes LLM rewrites (e.g. endpoint:MODEL)."),
     llm_share: float = typer.Option(0.0, "--llm-share", min=0, max=1, help="Share of iterations proposed by the rewriter."),
     rule: str = typer.Option("strict_minibatch", "--rule", help="strict_minibatch | margin | validation | validation_no_drop"),
@@ -99,7 +99,7 @@ def optimize_command(
     validation: int = typer.Option(0, "--validation", min=0, help="Validation tasks (validation rules)."),
     test: int = typer.Option(6, "--test", min=0, help="Held-out test tasks (never seen by the optimizer)."),
     seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(..., "--out", help="A new run directory for the optimizer log."),
+    out: Path = typer.Option(..., "--out", parser=path_arg, help="A new run directory for the optimizer log."),
     store: Path = StoreOption,
 ) -> None:
     """Run the skill optimizer baseline; episodes go to the store, decisions to OUT/optimizer_log.jsonl."""

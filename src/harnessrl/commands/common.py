@@ -24,7 +24,16 @@ def default_store() -> Path:
     return Path(os.environ.get("HARNESSRL_STORE", "runs/store"))
 
 
-StoreOption = typer.Option(None, "--store", "-s", help="Record store directory [env HARNESSRL_STORE, default runs/store].")
+def path_arg(value: str | Path) -> Path:
+    """A path option's parser: an empty string is an error, not the current folder (Path("") == Path("."))."""
+    if isinstance(value, Path):
+        return value
+    if not value.strip():
+        raise typer.BadParameter("empty; give a path")
+    return Path(value)
+
+
+StoreOption = typer.Option(None, "--store", "-s", parser=path_arg, help="Record store directory [env HARNESSRL_STORE, default runs/store].")
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from harnessrl.commands.common import (
-    StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, int_list, progress, user_errors,
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, int_list, progress, user_errors,
 )
 
 
@@ -44,9 +44,9 @@ def eval_command(
     ray_address: str = typer.Option(None, "--ray-address", help="An existing Ray cluster (default: start a local one)."),
     policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE passed to the policy (repeatable)."),
     run_id: str = typer.Option(None, "--run-id", help="Run id recorded in every episode (default: generated)."),
-    out: Path = typer.Option(None, "--out", help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
+    out: Path = typer.Option(None, "--out", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
     sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
-    seals: Path = typer.Option(None, "--seals", help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
+    seals: Path = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
     store: Path = StoreOption,
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""

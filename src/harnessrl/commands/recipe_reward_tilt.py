@@ -9,16 +9,16 @@ from pathlib import Path
 import typer
 
 from harnessrl.commands.common import (
-    StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, stage_progress, user_errors,
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, stage_progress, user_errors,
 )
 
 
 def reward_tilt(
     scale: str = typer.Option("small", "--scale", help="small: minutes on a laptop CPU; paper: more demos, samples, rounds, seeds."),
     task: str = typer.Option("drawer", "--task", help="drawer (built in) or metaworld-drawer (Meta-World's Sawyer scene; needs `make metaworld` and .venv-metaworld/bin/harnessrl)."),
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML file with settings (applied on the scale's defaults)."),
+    config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML file with settings (applied on the scale's defaults)."),
     overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set finetune.rounds=3."),
-    out: Path = typer.Option(Path("runs/reward-tilt"), "--out", "-o", help="Folder for report.html, its figures and the finished stages."),
+    out: Path = typer.Option(Path("runs/reward-tilt"), "--out", "-o", parser=path_arg, help="Folder for report.html, its figures and the finished stages."),
     store: Path | None = StoreOption,
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: finished stages are reused, episodes already in the store are kept."),
 ) -> None:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from harnessrl.commands.common import (
-    StoreOption, check_writable_file, console, default_store, fail, progress, user_errors,
+    path_arg, StoreOption, check_writable_file, console, default_store, fail, progress, user_errors,
 )
 from harnessrl.records import RecordStore, episode_to_json
 from harnessrl.records import recover as recover_store
@@ -90,7 +90,7 @@ def query(
     sql: str = typer.Argument(..., help="SQL over the view `episodes`, e.g. \"SELECT harness_id, avg(success::INT) FROM episodes GROUP BY 1\"."),
     store: Path = StoreOption,
     limit: int = typer.Option(200, help="Rows to print."),
-    csv: Path = typer.Option(None, help="Also write the result to this CSV file (its folder must exist)."),
+    csv: Path = typer.Option(None, parser=path_arg, help="Also write the result to this CSV file (its folder must exist)."),
 ) -> None:
     """Run SQL (DuckDB) over every committed shard.
 
@@ -183,7 +183,7 @@ def recover(store: Path = StoreOption) -> None:
 
 @app.command()
 def export(
-    out: Path = typer.Argument(..., help="Output file: .jsonl or .parquet."),
+    out: Path = typer.Argument(..., parser=path_arg, help="Output file: .jsonl or .parquet."),
     store: Path = StoreOption,
     where: str = typer.Option(None, help="SQL condition over `episodes`, e.g. \"harness_id = 'aider'\"."),
 ) -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, check_writable_dir, console, default_store, fail, user_errors
+from harnessrl.commands.common import path_arg, StoreOption, check_writable_dir, console, default_store, fail, user_errors
 
 app = typer.Typer(help="Sealed splits: hash tasks/harnesses into a manifest; verify it and its one evaluation.",
                   invoke_without_command=True)
-SealsOption = typer.Option(None, "--seals", help="Seals folder [env HARNESSRL_SEALS, default runs/seals].")
+SealsOption = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals].")
 
 
 def _split(text: str) -> list[str]:

@@ -6,18 +6,18 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import check_store_writable, check_writable_dir, console, user_errors
+from harnessrl.commands.common import path_arg, check_store_writable, check_writable_dir, console, user_errors
 
 app = typer.Typer(help="Train policies.", no_args_is_help=True)
 
 
 @app.command("agent")
 def agent(
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML AgentTrainConfig (see train/agent.py)."),
+    config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML AgentTrainConfig (see train/agent.py)."),
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE, e.g. --set policy.model=runs/tiny --set grouping=cross"),
     model: str | None = typer.Option(None, "--model", "-m", help="Shortcut for --set policy.model=..."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="Shortcut for --set policy.lora_rank=..."),
-    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Checkpoint, metrics table and final adapter."),
+    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", parser=path_arg, help="Checkpoint, metrics table and final adapter."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the run folder's checkpoint (exactly, even after kill -9)."),
 ) -> None:
     """GRPO / GSPO / RLOO / PPO on multi-turn episodes, Within or Cross grouping, KL to the adapter-disabled model."""
