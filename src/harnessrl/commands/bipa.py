@@ -62,7 +62,10 @@ def audit_command(
     from harnessrl.report.bipa import audit_report
 
     with user_errors():
-        log = read_log(run)
+        try:
+            log = read_log(run)
+        except UnicodeDecodeError:
+            raise fail(f"{run}: the optimizer log is not UTF-8 text; give the run directory a skill optimizer wrote") from None
         if not log.complete:
             console.print("[yellow]warning:[/] the optimizer log has no end event (the run crashed or is still going); auditing what it holds")
         root = store or (Path(log.header["store"]) if log.header.get("store") else default_store())

@@ -169,7 +169,7 @@ def lm_recipe_config(model_cls, scale: str, preset: dict, config: Path | None, o
         raise fail(f"--scale {scale} needs --model (a real model, on a GPU)")
     # fail before any work (and before anything is written to --out): the checks below are cheap
     check_writable_dir(out, "--out")
-    if cfg.model:
+    if cfg.model is not None:
         check_model(cfg.model)
     if getattr(cfg, "backend", None) == "ray" and not getattr(cfg, "ray_address", None):
         check_local_ray()
@@ -180,6 +180,8 @@ def lm_recipe_config(model_cls, scale: str, preset: dict, config: Path | None, o
 
 def check_model(model: str) -> None:
     """A model folder with config.json, or an id already in the local Hugging Face cache (no hub here)."""
+    if not model.strip():
+        raise fail("--model is empty; give a model folder (or leave --model out to build a tiny LM)")
     path = Path(model)
     if path.exists():
         if not (path / "config.json").is_file():

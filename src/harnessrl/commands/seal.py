@@ -103,9 +103,12 @@ def verify(
 @app.command("list")
 def list_(seals: Path = SealsOption) -> None:
     """Every seal in the seals folder."""
-    from harnessrl.evaluate.seal import all_seals
+    from harnessrl.evaluate.seal import all_seals, seals_dir
 
     with user_errors():
+        folder = seals_dir(seals)
+        if folder.exists() and not folder.is_dir():
+            raise fail(f"--seals {folder}: not a folder; give the seals folder")
         rows = all_seals(seals)
     t = Table(title="Seals")
     for col in ("name", "suite", "tasks", "harnesses", "evaluated", "sha256"):
