@@ -39,14 +39,13 @@ def list_(store: Path = StoreOption) -> None:
     """Episodes per run, policy and harness, with solve rates."""
     with user_errors():
         s = _open(store)
-        console.print(f"{s.root}: {len(s.shards)} shards, {s.count()} episodes")
-        print_table(
-            s.sql(
-                "SELECT run_id, policy_id, harness_id, count(*) AS episodes, "
-                "avg(success::DOUBLE) AS solve_rate, avg(num_turns) AS mean_turns "
-                "FROM episodes GROUP BY ALL ORDER BY ALL"
-            )
+        table = s.sql(  # verifies every shard before anything is printed
+            "SELECT run_id, policy_id, harness_id, count(*) AS episodes, "
+            "avg(success::DOUBLE) AS solve_rate, avg(num_turns) AS mean_turns "
+            "FROM episodes GROUP BY ALL ORDER BY ALL"
         )
+    console.print(f"{s.root}: {len(s.shards)} shards, {s.count()} episodes")
+    print_table(table)
 
 
 @app.command()
