@@ -88,3 +88,67 @@ def test_export_jsonl_and_parquet_read_by_pandas_polars_datasets(tmp_path, store
     assert res.stdout.split() == ["7", "7"]
     r = run("records", "export", str(tmp_path / "e.csv"), "--store", str(store.root))
     assert r.exit_code == 2 and "use .jsonl or .parquet" in r.output
+
+
+def _one_error(r, *needles):
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in r.output, r.output
+    assert all(n in lines[0] for n in needles), r.output
+
+
+def test_same_size_flip_stops_list_query_and_export(tmp_path, store):
+    victim = store.root / store.shards[1].file
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    victim.write_bytes(bytes(data))
+    for args in (["records", "list"], ["records", "query", "SELECT count(*) FROM episodes"],
+                 ["records", "export", str(tmp_path / "e.jsonl")], ["records", "export", str(tmp_path / "e.parquet")]):
+        _one_error(run(*args, "--store", str(store.root)), victim.name, "SHA-256")
+    assert not (tmp_path / "e.jsonl").exists() and not (tmp_path / "e.parquet").exists()
+
+
+def test_verify_shows_every_problem_and_repair_fixes_the_manifest(store):
+    root = store.root
+    lines = (root / "manifest.jsonl").read_text().splitlines()
+    (root / "manifest.jsonl").write_text("\n".join(lines + [lines[1]]) + "\n" + lines[2])  # a duplicate, then torn
+    r = run("records", "verify", "--store", str(root))
+    assert r.exit_code == 1 and "more than once" in r.output and "no newline" in r.output and "records repair" in r.output
+    _one_error(run("records", "list", "--store", str(root)), "records repair")
+    r = run("records", "repair", "--store", str(root))
+    assert r.exit_code == 0 and r.output.count("repaired:") == 2
+    r = run("records", "verify", "--store", str(root))
+    assert r.exit_code == 0 and "ok 2 shards, 20 episodes" in r.output
+
+
+def test_uncommitted_file_of_a_dead_writer_is_called_safe_to_delete(store):
+    (store.root / "shards" / ".tmp-dead.parquet").write_bytes(b"half")
+    r = run("records", "verify", "--store", str(store.root))
+    assert r.exit_code == 0 and "never committed; safe to delete" in r.output
+
+
+def test_missing_manifest_is_refused_with_the_recover_command(tmp_path, store):
+    (store.root / "manifest.jsonl").unlink()
+    _one_error(run("records", "list", "--store", str(store.root)), "records recover")
+    _one_error(run("eval", "-p", "oracle", "--suite", "code-v1", "--store", str(store.root)), "records recover")
+    assert not (store.root / "manifest.jsonl").exists()
+    r = run("records", "recover", "--store", str(store.root))
+    assert r.exit_code == 0 and "recovered 2 shards, 20 episodes" in r.output
+    assert run("records", "verify", "--store", str(store.root)).exit_code == 0
+
+
+@pytest.mark.parametrize("line", ['{"kind": "shard", "file": "shards/a.parquet"}', "null", "[1,2]", "\udcff"])
+def test_malformed_manifest_line_is_one_error_for_every_records_command(tmp_path, store, line):
+    manifest = store.root / "manifest.jsonl"
+    raw = manifest.read_bytes()
+    manifest.write_bytes(raw + line.encode("utf-8", "surrogateescape") + b"\n")
+    for args in (["list"], ["show", "x"], ["query", "SELECT 1"], ["verify"], ["export", str(tmp_path / "e.jsonl")], ["repair"]):
+        _one_error(run("records", *args, "--store", str(store.root)), "manifest.jsonl:4", "records recover")
+    manifest.unlink()
+    manifest.mkdir()
+    for args in (["list"], ["verify"], ["query", "SELECT 1"]):
+        _one_error(run("records", *args, "--store", str(store.root)), "is a folder")
+
+
+def test_query_help_says_it_is_read_only():
+    r = run("records", "query", "--help")
+    assert r.exit_code == 0 and "Read-only" in r.output and "COPY" in r.output

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harnessrl.records import MANIFEST, CorruptShardError, RecordStore, RecordStoreError
+from harnessrl.records import MANIFEST, CorruptShardError, RecordStore, RecordStoreError, repair
 from tests.helpers import make_episode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,8 +78,10 @@ def test_flipped_byte_is_detected_and_named(tmp_path):
     data[len(data) // 2] ^= 0x01
     victim.write_bytes(bytes(data))
     with pytest.raises(CorruptShardError) as err:
-        RecordStore(tmp_path)
+        RecordStore(tmp_path, verify="full")
     assert victim.name in str(err.value) and "SHA-256" in str(err.value)
+    with pytest.raises(CorruptShardError, match=victim.name + ".*SHA-256"):  # the default checks on first read
+        RecordStore(tmp_path).episodes()
     report = RecordStore(tmp_path, verify="none").verify()
     assert len(report["problems"]) == 1 and victim.name in report["problems"][0]
 
@@ -101,10 +103,17 @@ def test_drop_corrupt_keeps_the_rest(tmp_path):
     assert RecordStore(tmp_path).count() == 20
 
 
-def test_torn_manifest_line_is_ignored_then_trimmed(tmp_path):
+def test_torn_manifest_line_is_refused_until_repaired(tmp_path):
     _store_with_shards(tmp_path, 2)
     with open(tmp_path / MANIFEST, "a") as f:
         f.write('{"kind": "shard", "file": "shards/x.parq')  # a killed writer's half line
+    with pytest.raises(RecordStoreError, match="last line has no newline.*records repair"):
+        RecordStore(tmp_path)
+    report = RecordStore(tmp_path, verify="none", damaged_ok=True).verify()
+    assert len(report["problems"]) == 1 and "no newline" in report["problems"][0]
+    with pytest.raises(RecordStoreError, match="records repair"):  # writers do not trim it behind anyone's back
+        RecordStore(tmp_path, damaged_ok=True).append([make_episode(1)])
+    assert repair(tmp_path) and repair(tmp_path) == []
     s = RecordStore(tmp_path)
     assert s.count() == 20
     s.append([make_episode(1)])

@@ -2,14 +2,49 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.20 vendors click as typer._click
+    from typer._click import exceptions as cx
+except ImportError:  # pragma: no cover - older typer on plain click
+    from click import exceptions as cx
 
 from harnessrl import __version__
 from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 from harnessrl.commands import tasks as tasks_cmd
 
+class OneLineErrors(TyperGroup):
+    """Usage errors (a missing option, a value of the wrong type) print one line, `error: ...`, and exit 2,
+    like every error a command reports itself; help still prints when a group is called without a command."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except cx.NoArgsIsHelpError as err:
+            err.show()
+            sys.exit(2)
+        except cx.UsageError as err:
+            where = err.ctx.command_path if err.ctx else "harnessrl"
+            message = " ".join(err.format_message().split())
+            typer.echo(f"error: {message} (see `{where} --help`)", err=True)
+            sys.exit(2)
+        except cx.ClickException as err:
+            typer.echo(f"error: {' '.join(err.format_message().split())}", err=True)
+            sys.exit(err.exit_code)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
 app = typer.Typer(
+    cls=OneLineErrors,
     name="harnessrl",
     help="Train and audit agents across harnesses, parallel environments and learned rewards.",
     no_args_is_help=True,

@@ -35,7 +35,14 @@ def read_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: config file not found.")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise ConfigError(f"{path}: is a folder, not a config file; give a .yaml, .toml or .json file.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file (not UTF-8); give a .yaml, .toml or .json config file.") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the config file ({err.strerror}).") from None
     try:
         if path.suffix == ".toml":
             data = tomllib.loads(text)

@@ -15,7 +15,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, user_errors
+from harnessrl.commands.common import path_arg, StoreOption, check_writable_dir, console, default_store, fail, user_errors
 
 
 def _resolve(target: str, store: Path | None) -> tuple[Path, str | None]:
@@ -83,13 +83,17 @@ def analyze(
     where: str | None = typer.Option(None, "--where", help="Extra SQL filter on the episodes, e.g. \"env_id = 'drawer'\"."),
     boot: int = typer.Option(1000, "--boot", min=10, help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed"),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write every table as CSV (and summary.json) here."),
+    out: Path | None = typer.Option(None, "--out", "-o", parser=path_arg, help="Also write every table as CSV (and summary.json) here."),
     store: Path | None = StoreOption,
 ) -> None:
     """Ceiling / score / headroom / mismatch per harness, the cross-harness decomposition, gain prediction and tilt."""
     from harnessrl.analysis.harness_tables import harness_tables
     from harnessrl.analysis.samples import Samples
 
+    if out is not None:
+        check_writable_dir(out, "--out")  # before minutes of bootstrap, not after
+    if not target.strip():
+        raise fail("RECORDS_OR_RUN is empty; give a record store folder, a folder with store/, or a run id")
     with user_errors():
         root, run_id = _resolve(target, store)
         clauses = [f"run_id = '{run_id.replace(chr(39), '')}'"] if run_id else []
@@ -119,10 +123,11 @@ def analyze(
     tables = res.tables
     _print_tables(res, reference, policy, after)
     if out:
-        for name, rows in tables.items():
-            _export(out, name, rows)
-        summary["tables"] = sorted(tables)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)))
+        with user_errors():
+            for name, rows in tables.items():
+                _export(out, name, rows)
+            summary["tables"] = sorted(tables)
+            (out / "summary.json").write_text(json.dumps(summary, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)))
         console.print(f"tables -> {out}")
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+from harnessrl.commands.common import (
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, progress, user_errors,
+)
 
 app = typer.Typer(help="Skill optimizers and their BiPA audit.", no_args_is_help=True)
 
@@ -40,9 +42,9 @@ def _print_audit(result, report: Path | None) -> None:
 
 @app.command("audit")
 def audit_command(
-    run: Path = typer.Argument(..., help="The optimizer's run directory (holds optimizer_log.jsonl)."),
+    run: Path = typer.Argument(..., parser=path_arg, help="The optimizer's run directory (holds optimizer_log.jsonl)."),
     store: Path = StoreOption,
-    out: Path = typer.Option(None, "--out", help="Audit folder (default RUN/audit)."),
+    out: Path = typer.Option(None, "--out", parser=path_arg, help="Audit folder (default RUN/audit)."),
     replays: int = typer.Option(10, "--replays", min=1, help="Replays of each accepted decision."),
     null_replays: int = typer.Option(2, "--null-replays", min=0, help="Identical-candidate replays of each rejected decision."),
     fresh_seeds: int = typer.Option(4, "--fresh-seeds", min=1, help="Fresh seeds per task for the re-evaluation."),
@@ -60,13 +62,18 @@ def audit_command(
     from harnessrl.report.bipa import audit_report
 
     with user_errors():
-        log = read_log(run)
+        try:
+            log = read_log(run)
+        except UnicodeDecodeError:
+            raise fail(f"{run}: the optimizer log is not UTF-8 text; give the run directory a skill optimizer wrote") from None
         if not log.complete:
             console.print("[yellow]warning:[/] the optimizer log has no end event (the run crashed or is still going); auditing what it holds")
         root = store or (Path(log.header["store"]) if log.header.get("store") else default_store())
+        out = out or (Path(run) / "audit")
+        check_writable_dir(out, "--out")
+        check_store_writable(root)  # the audit's rollouts are stored too
         st = RecordStore(root, create=False)
         cfg = AuditConfig(replays=replays, null_replays=null_replays, fresh_seeds=fresh_seeds, seed=seed)
-        out = out or (Path(run) / "audit")
         with progress() as bar:
             task = bar.add_task("audit rollouts", total=None)
             result, files = run_audit(run, st, cfg, out, progress=lambda n: bar.advance(task, n), workers=workers, backend=backend)
@@ -84,7 +91,7 @@ def optimize_command(
     suite: str = typer.Option("code-v1", "--suite", help="Suite name or folder."),
     harness: str = typer.Option("openhands", "--harness", "-H", help="Harness id or spec file."),
     policy: str = typer.Option(..., "--policy", "-p", help="Policy spec: lm:PATH | endpoint:MODEL | probe-section-follower:SECTION | ..."),
-    skill: Path = typer.Option(None, "--skill", help="Seed skill (Markdown: `# Skill: NAME`, `## [id] Title` sections) (default: the recipe's)."),
+    skill: Path = typer.Option(None, "--skill", parser=path_arg, help="Seed skill (Markdown: `# Skill: NAME`, `## [id] Title` sections) (default: the recipe's)."),
     rewriter: str = typer.Option(None, "--rewriter", help="Policy spec that writes LLM rewrites (e.g. endpoint:MODEL)."),
     llm_share: float = typer.Option(0.0, "--llm-share", min=0, max=1, help="Share of iterations proposed by the rewriter."),
     rule: str = typer.Option("strict_minibatch", "--rule", help="strict_minibatch | margin | validation | validation_no_drop"),
@@ -95,7 +102,7 @@ def optimize_command(
     validation: int = typer.Option(0, "--validation", min=0, help="Validation tasks (validation rules)."),
     test: int = typer.Option(6, "--test", min=0, help="Held-out test tasks (never seen by the optimizer)."),
     seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(..., "--out", help="A new run directory for the optimizer log."),
+    out: Path = typer.Option(..., "--out", parser=path_arg, help="A new run directory for the optimizer log."),
     store: Path = StoreOption,
 ) -> None:
     """Run the skill optimizer baseline; episodes go to the store, decisions to OUT/optimizer_log.jsonl."""
@@ -114,9 +121,11 @@ def optimize_command(
                                        proposer=ProposerConfig(llm_share=llm_share))
         except Exception as err:  # pydantic names the field
             raise fail(str(err)) from None
+        root = store or default_store()
+        check_writable_dir(out, "--out")
+        check_store_writable(root)
         pspec = PolicySpec.parse(policy)
         tr, rest = split_tasks(suite, train, validation + test, seed)
-        root = store or default_store()
         opt = SkillOptimizer(cfg, policy=make_policy(pspec), harness=load_spec(harness),
                              seed_skill=load_skill(skill) if skill else SEED_SKILL, train_tasks=tr,
                              validation_tasks=rest[:validation], test_tasks=rest[validation:], run_dir=out,

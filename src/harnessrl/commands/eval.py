@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+from harnessrl.commands.common import (
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, int_list, progress, user_errors,
+)
 
 
 def _split(text: str) -> list[str]:
@@ -42,9 +44,9 @@ def eval_command(
     ray_address: str = typer.Option(None, "--ray-address", help="An existing Ray cluster (default: start a local one)."),
     policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE passed to the policy (repeatable)."),
     run_id: str = typer.Option(None, "--run-id", help="Run id recorded in every episode (default: generated)."),
-    out: Path = typer.Option(None, "--out", help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
+    out: Path = typer.Option(None, "--out", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
     sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
-    seals: Path = typer.Option(None, "--seals", help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
+    seals: Path = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
     store: Path = StoreOption,
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
@@ -54,9 +56,19 @@ def eval_command(
     from harnessrl.records import RecordStore
 
     with user_errors():
-        ks = sorted({int(x) for x in _split(k)} | {1})
+        ks = sorted(set(int_list(k, "--k")) | {1})
+        if min(ks) < 1:
+            raise fail(f"--k {k!r}: pass@k needs k >= 1")
         if max(ks) > seeds:
             raise fail(f"--k {max(ks)} needs at least that many episodes per cell; use --seeds {max(ks)} or more")
+        # every place this command writes is checked before the first episode runs
+        check_store_writable(store or default_store())
+        if out is not None:
+            check_writable_dir(out, "--out")
+        if sealed:
+            from harnessrl.evaluate.seal import seals_dir
+
+            check_writable_dir(seals_dir(seals), "--seals")
         spec = PolicySpec.parse(policy, _options(policy_option))
         check_policy(spec)
         plan = plan_eval(suite, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
@@ -74,7 +86,8 @@ def eval_command(
     if result.sealed_record:
         console.print(f"sealed evaluation written once: {result.sealed_record}")
     if out is not None:
-        export(result, out)
+        with user_errors():
+            export(result, out)
         console.print(f"exported to {out}/")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from harnessrl.commands.common import console, progress, user_errors
+from harnessrl.commands.common import path_arg, check_writable_dir, console, progress, user_errors
 
 app = typer.Typer(help="Small-scale reproductions of the seed papers (each writes an HTML report).", no_args_is_help=True)
 
@@ -22,7 +22,7 @@ def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 @app.command("bipa")
 def bipa(
-    out: Path = typer.Option(None, "--out", help="Output folder (default runs/bipa-<time>)."),
+    out: Path = typer.Option(None, "--out", parser=path_arg, help="Output folder (default runs/bipa-<time>)."),
     suite: str = typer.Option(None, "--suite", help="Suite name or folder (default code-v1; code/terminal tasks, or lookup)."),
     harness: str = typer.Option(None, "--harness", "-H", help="Harness id or spec file (default openhands)."),
     policy: str = typer.Option(None, "--policy", "-p",
@@ -35,7 +35,7 @@ def bipa(
     fresh_seeds: int = typer.Option(None, "--fresh-seeds", min=1, help="Fresh seeds per task (default 3)."),
     workers: int = typer.Option(None, "--workers", "-j", min=1, help="Audit rollouts in a process pool of this size (default 2)."),
     seed: int = typer.Option(None, "--seed", help="Optimizer seed (default 0)."),
-    config: Path = typer.Option(None, "--config", "-c", help="A TOML/YAML BipaRecipeConfig; the options above override it."),
+    config: Path = typer.Option(None, "--config", "-c", parser=path_arg, help="A TOML/YAML BipaRecipeConfig; the options above override it."),
 ) -> None:
     """BiPA: run a skill optimizer on the coding suite, then audit it (replay, fresh/test gains, read graph, cost)."""
     from harnessrl.config import load_config, read_file
@@ -59,6 +59,7 @@ def bipa(
         if out is not None or base.get("out") == "runs/bipa":
             overrides.append(f"out={json.dumps(str(out or Path('runs') / time.strftime('bipa-%Y%m%d-%H%M%S')))}")
         cfg = load_config(BipaRecipeConfig, None, overrides, base=base)
+        check_writable_dir(Path(cfg.out), "--out")
         with progress() as bar:
             opt = bar.add_task("optimize", total=cfg.optimizer.iterations)
             aud = bar.add_task("audit rollouts", total=None, visible=False)

@@ -14,15 +14,17 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+from harnessrl.commands.common import (
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, progress, user_errors,
+)
 from harnessrl.envs.multicontext import EnvConfigError
 
 
 def conditioned_critic(
     scale: str = typer.Option("small", "--scale", help="small: minutes on a laptop CPU; paper: the full protocol."),
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML settings applied on the scale's defaults."),
+    config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML settings applied on the scale's defaults."),
     overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set seeds=[0,1]."),
-    out: Path = typer.Option(Path("runs/conditioned-critic"), "--out", "-o", help="Run folders, figures and report.html."),
+    out: Path = typer.Option(Path("runs/conditioned-critic"), "--out", "-o", parser=path_arg, help="Run folders, figures and report.html."),
     store: Path | None = StoreOption,
     resume: bool = typer.Option(False, "--resume", help="Continue the runs in --out from their checkpoints."),
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel training processes (default 2)."),
@@ -36,6 +38,8 @@ def conditioned_critic(
         sets = list(overrides) + ([f"workers={workers}"] if workers else [])
         cfg = recipe.load(scale, config, sets)
         jobs = recipe.jobs(cfg)
+        check_writable_dir(out, "--out")
+        check_store_writable(store or default_store())
         console.print(f"conditioned-critic ({cfg.scale}): {len(jobs)} PPO runs on {cfg.workers} process(es) -> {out}")
         t0 = time.perf_counter()
         with progress() as bar:

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, lm_recipe_config, stage_progress, user_errors
+from harnessrl.commands.common import path_arg, console, lm_recipe_config, stage_progress, user_errors
 
 SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); paper: terminal tasks "
                      "through the coding harnesses, a real model on a GPU (needs --model).")
 MODEL = typer.Option(None, "--model", "-m", help="Model folder or cached id (default: build a tiny LM here).")
 LORA = typer.Option(None, "--lora-rank", min=0, help="LoRA rank for SFT and RL (0 = full fine-tuning; paper scale: 32).")
 BACKEND = typer.Option(None, "--backend", help="local | ray: where evaluation rollouts run (RL generation stays local).")
-CONFIG = typer.Option(None, "--config", "-c", help="YAML/TOML settings applied on the scale's defaults.")
+CONFIG = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML settings applied on the scale's defaults.")
 SETS = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set agent_updates=32.")
 RESUME = typer.Option(False, "--resume", help="Continue the study in --out: finished stages are reused, RL resumes from "
                       "its last checkpoint.")
@@ -56,7 +56,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
 
 def harness_teacher(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
                     ray_address: str | None = RAY, config: Path | None = CONFIG, overrides: list[str] = SETS,
-                    out: Path = typer.Option(Path("runs/harness-teacher"), "--out", "-o", help="Models, runs, store, seal, report.html."),
+                    out: Path = typer.Option(Path("runs/harness-teacher"), "--out", "-o", parser=path_arg, help="Models, runs, store, seal, report.html."),
                     resume: bool = RESUME, workers: int | None = WORKERS) -> None:
     """Train in one harness, evaluate in all (+ a sealed one), split differences into ceiling and mismatch,
     train further where the predicted gain is highest and compare predicted with observed gain."""

@@ -12,16 +12,26 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, lm_recipe_config, stage_progress, user_errors
+from harnessrl.commands.common import path_arg, console, fail, lm_recipe_config, stage_progress, user_errors
+
+
+def check_rules(rules: list[str]) -> None:
+    """Every grouping rule is a registered one: a typo fails here, not after SFT and minutes of RL."""
+    from harnessrl.rl.advantages import GROUPING_RULES
+
+    bad = [r for r in rules if r not in GROUPING_RULES]
+    if bad or not rules:
+        raise fail(f"invalid config: rules = {rules!r}: " + (f"unknown grouping rule(s) {bad}; " if bad else "empty; ")
+                   + f"choose from {', '.join(GROUPING_RULES.names())}")
 
 
 def multi_harness(
     scale: str = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU); paper: coding harnesses, GPU."),
     model: str | None = typer.Option(None, "--model", "-m", help="Model path or cached id (default: build a tiny LM here)."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="LoRA rank (0 = full fine-tuning)."),
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML settings applied on the scale's defaults."),
+    config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML settings applied on the scale's defaults."),
     overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set seeds=[0,1]."),
-    out: Path = typer.Option(Path("runs/multi-harness"), "--out", "-o", help="Model, runs, store, seal and report.html."),
+    out: Path = typer.Option(Path("runs/multi-harness"), "--out", "-o", parser=path_arg, help="Model, runs, store, seal and report.html."),
     resume: bool = typer.Option(False, "--resume", help="Reuse finished pieces in --out and continue unfinished runs."),
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel RL runs (default 2 on CPU, 1 on GPU)."),
 ) -> None:
@@ -32,6 +42,7 @@ def multi_harness(
     with user_errors():
         cfg = lm_recipe_config(recipe.MultiHarnessConfig, scale, recipe.preset(scale), config, overrides, out, resume,
                                model=model, lora_rank=lora_rank, workers=workers)
+        check_rules(cfg.rules)
         console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
                       f"{cfg.workers} worker(s) -> {out}")
         t0 = time.perf_counter()

@@ -8,15 +8,17 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import StoreOption, console, default_store, stage_progress, user_errors
+from harnessrl.commands.common import (
+    path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, stage_progress, user_errors,
+)
 
 
 def reward_tilt(
     scale: str = typer.Option("small", "--scale", help="small: minutes on a laptop CPU; paper: more demos, samples, rounds, seeds."),
     task: str = typer.Option("drawer", "--task", help="drawer (built in) or metaworld-drawer (Meta-World's Sawyer scene; needs `make metaworld` and .venv-metaworld/bin/harnessrl)."),
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML file with settings (applied on the scale's defaults)."),
+    config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML file with settings (applied on the scale's defaults)."),
     overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set finetune.rounds=3."),
-    out: Path = typer.Option(Path("runs/reward-tilt"), "--out", "-o", help="Folder for report.html, its figures and the finished stages."),
+    out: Path = typer.Option(Path("runs/reward-tilt"), "--out", "-o", parser=path_arg, help="Folder for report.html, its figures and the finished stages."),
     store: Path | None = StoreOption,
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: finished stages are reused, episodes already in the store are kept."),
 ) -> None:
@@ -28,10 +30,11 @@ def reward_tilt(
 
     with user_errors():
         cfg = load_config(recipe.RewardTiltConfig, config, overrides, base=recipe.preset(scale, task))
-        if (out / "stages").exists() and any((out / "stages").iterdir()) and not resume:
-            console.print(f"[yellow]{out} holds a reward-tilt run; pass --resume to continue it, or choose another --out[/]")
-            raise typer.Exit(2)
+        check_writable_dir(out, "--out")
         store_path = store or default_store()
+        check_store_writable(store_path)
+        if (out / "stages").is_dir() and any((out / "stages").iterdir()) and not resume:
+            raise fail(f"{out} holds a reward-tilt run; pass --resume to continue it, or choose another --out")
         console.print(f"reward-tilt ({cfg.scale}, {cfg.task}): store {store_path}, report -> {out}")
         try:
             with stage_progress() as on_progress:

@@ -7,16 +7,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from harnessrl.commands.common import StoreOption, console, default_store, fail, user_errors
+from harnessrl.commands.common import path_arg, StoreOption, check_writable_dir, console, default_store, fail, user_errors
 
 app = typer.Typer(help="Sealed splits: hash tasks/harnesses into a manifest; verify it and its one evaluation.",
                   invoke_without_command=True)
-SealsOption = typer.Option(None, "--seals", help="Seals folder [env HARNESSRL_SEALS, default runs/seals].")
+SealsOption = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals].")
 
 
 def _split(text: str) -> list[str]:
@@ -40,9 +41,14 @@ def create(
     from harnessrl.harness.base import make_harness
     from harnessrl.rollout.suites import load_suite, pick_tasks
 
-    if not name:
+    from harnessrl.evaluate.seal import seals_dir
+
+    if not name or not name.strip():
         raise fail("give --name for the new seal (or a subcommand: verify, list)")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", name):
+        raise fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names a file in the seals folder)")
     with user_errors():
+        check_writable_dir(seals_dir(seals), "--seals")
         chosen = []
         if _split(tasks):
             if not suite:
@@ -92,9 +98,12 @@ def verify(
 @app.command("list")
 def list_(seals: Path = SealsOption) -> None:
     """Every seal in the seals folder."""
-    from harnessrl.evaluate.seal import all_seals
+    from harnessrl.evaluate.seal import all_seals, seals_dir
 
     with user_errors():
+        folder = seals_dir(seals)
+        if folder.exists() and not folder.is_dir():
+            raise fail(f"--seals {folder}: not a folder; give the seals folder")
         rows = all_seals(seals)
     t = Table(title="Seals")
     for col in ("name", "suite", "tasks", "harnesses", "evaluated", "sha256"):

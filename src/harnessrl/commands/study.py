@@ -12,11 +12,12 @@ from pathlib import Path
 import typer
 
 from harnessrl.commands.recipe_harness_teacher import BACKEND, CONFIG, LORA, MODEL, RAY, RESUME, SCALE, SETS, WORKERS, run_teacher
+from harnessrl.commands.common import path_arg
 
 
 def study(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
           ray_address: str | None = RAY, config: Path | None = CONFIG, overrides: list[str] = SETS,
-          out: Path = typer.Option(Path("runs/study"), "--out", "-o", help="Models, runs, record store, seal, report.html."),
+          out: Path = typer.Option(Path("runs/study"), "--out", "-o", parser=path_arg, help="Models, runs, record store, seal, report.html."),
           resume: bool = RESUME, workers: int | None = WORKERS) -> None:
     """The main job: train a small agent in one harness, evaluate it across harnesses (and a sealed unseen one),
     split every difference into ceiling and mismatch, train further where the predicted gain is highest, and

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import console, user_errors
+from harnessrl.commands.common import path_arg, check_store_writable, check_writable_dir, console, user_errors
 from harnessrl.config import ConfigError
 
 app = typer.Typer(help="Train policies.", no_args_is_help=True)
@@ -14,11 +14,11 @@ app = typer.Typer(help="Train policies.", no_args_is_help=True)
 
 @app.command("agent")
 def agent(
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML/TOML AgentTrainConfig (see train/agent.py)."),
+    config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML AgentTrainConfig (see train/agent.py)."),
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE, e.g. --set policy.model=runs/tiny --set grouping=cross"),
     model: str | None = typer.Option(None, "--model", "-m", help="Shortcut for --set policy.model=..."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="Shortcut for --set policy.lora_rank=..."),
-    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Checkpoint, metrics table and final adapter."),
+    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", parser=path_arg, help="Checkpoint, metrics table and final adapter."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the run folder's checkpoint (exactly, even after kill -9)."),
     engine: str = typer.Option("native", "--engine", help="native (this process) | trl (TRL GRPOTrainer: accelerate, "
                                "DeepSpeed/FSDP, vLLM; many processes: accelerate launch -m harnessrl.engines.trl)."),
@@ -37,6 +37,9 @@ def agent(
         sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
                                                              ("run_dir", run_dir)) if v is not None]
         cfg = load_config(AgentTrainConfig, config, sets)
+        check_writable_dir(Path(cfg.run_dir), "--run-dir")
+        if cfg.store:
+            check_store_writable(Path(cfg.store), "store")
         trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
@@ -56,6 +59,9 @@ def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank
         sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
                                                              ("run_dir", run_dir)) if v is not None]
         cfg = load_config(TRLRunConfig, config, sets)
+        check_writable_dir(Path(cfg.run_dir), "--run-dir")
+        if cfg.store:
+            check_store_writable(Path(cfg.store), "store")
         trainer = TRLEngine(cfg)
         for note in trainer.plan.notes:
             console.print(f"note: {note}", highlight=False)

@@ -31,13 +31,17 @@ import numpy as np
 import torch
 from pydantic import Field, model_validator
 
-from harnessrl.config import Config
+from harnessrl.config import Config, ConfigError
 from harnessrl.envs.normalize import ObsNormalizer, RewardNormalizer
 from harnessrl.rl.advantages import gae
 from harnessrl.rl.losses import ppo_loss
 from harnessrl.rl.value import value_loss
 from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
 from harnessrl.train.ppo_agent import ActorCritic
+
+
+class CheckpointMismatch(ConfigError, ValueError):
+    """--resume with other settings: a user error (the CLI prints it as one line), still a ValueError."""
 
 
 class PPOConfig(Config):
@@ -173,11 +177,11 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     state = load_checkpoint(run_dir) if (resume and run_dir is not None) else None
     if state is not None:
         if state["context_names"] != list(env.context_names):
-            raise ValueError(f"{run_dir}: the checkpoint was trained on contexts {state['context_names']}, the env has "
+            raise CheckpointMismatch(f"{run_dir}: the checkpoint was trained on contexts {state['context_names']}, the env has "
                              f"{list(env.context_names)}; resume with the same env or use a new run directory")
         if state["config"] != cfg.model_dump():
             diff = sorted(k for k, v in cfg.model_dump().items() if state["config"].get(k) != v)
-            raise ValueError(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
+            raise CheckpointMismatch(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
                              "resume with the same settings or use a new run directory")
         agent.load_state_dict(state["agent"])
         optimizer.load_state_dict(state["optimizer"])
