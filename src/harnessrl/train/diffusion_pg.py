@@ -52,7 +52,7 @@ class PPOConfig(Config):
     samples: int = Field(400, ge=2)  # episodes per iteration
     epochs: int = Field(4, ge=1)
     minibatch: int = Field(2048, ge=1)  # denoising steps per gradient step
-    lr: float = Field(1e-4, gt=0)
+    lr: float = Field(3e-4, gt=0)
     clip: float = Field(0.2, gt=0)  # PPO's epsilon on the per-step probability ratio
     max_grad_norm: float = Field(1.0, gt=0)
     eval_episodes: int = Field(1000, ge=1)
