@@ -18,6 +18,7 @@ TINY = [
     "demos.episodes=120", "bc.steps=150", "reward.aimed=80", "reward.random=20", "reward.steps=30",
     "finetune.rounds=2", "finetune.samples_per_round=120", "finetune.steps_per_round=30", "finetune.eval_episodes=120",
     "base_episodes=200", "n_boot=50", "learned_seeds=[1,2]", "verifier_seeds=[1]",
+    "ppo.rounds=2", "ppo.iterations_per_round=1", "ppo.samples=60", "ppo.epochs=2", "ppo.eval_episodes=120",
 ]
 
 
@@ -36,10 +37,12 @@ def tiny_run(tmp_path_factory):
 def test_recipe_writes_report_figures_and_records(tiny_run) -> None:
     out, output = tiny_run
     html = (out / "report.html").read_text()
-    for name in ("predicted_vs_observed", "over_finetuning", "reward_by_outcome", "training"):
+    for name in ("predicted_vs_observed", "over_finetuning", "predicted_vs_observed_rwr", "over_finetuning_rwr",
+                 "reward_by_outcome", "training"):
         assert (out / f"{name}.png").stat().st_size > 1000
     assert "Predicted vs observed outcome frequencies per" in html and "tilt model" in html
-    assert "re-optimisation (learned-s2)" in output and "report:" in output
+    assert "ppo: re-optimisation (seed 2)" in output and "rwr: re-optimisation (seed 2)" in output and "report:" in output
+    assert "PPO over the denoising chain" in html and "reward-weighted regression" in html
     store = RecordStore(out / "store")
     rows = store.sql("SELECT policy_id, env_id, outcome, count(*) AS n FROM episodes GROUP BY ALL").to_pylist()
     assert {r["env_id"] for r in rows} == {"drawer"}
@@ -48,17 +51,30 @@ def test_recipe_writes_report_figures_and_records(tiny_run) -> None:
     for r in rows:
         per_policy[r["policy_id"]] = per_policy.get(r["policy_id"], 0) + r["n"]
     assert per_policy["bc"] == 200
-    expected = {f"{k}-s{s}-r{i}" for k, s in (("learned", 1), ("learned", 2), ("verified", 1)) for i in (1, 2)} | {"control-s100-r1"}
+    expected = {f"{o}-{k}-s{s}-r{i}" for o in ("ppo", "rwr") for k, s in (("learned", 1), ("learned", 2), ("verified", 1))
+                for i in (1, 2)} | {"ppo-control-s100-r1", "rwr-control-s100-r1"}
     assert expected <= set(per_policy) and all(per_policy[p] == 120 for p in expected)
     # every evaluated episode carries the learned reward next to the reward its run optimised
-    meta = store.sql("SELECT metadata FROM episodes WHERE policy_id = 'verified-s1-r1' LIMIT 5").column("metadata").to_pylist()
-    assert all("learned_reward" in json.loads(m) and json.loads(m)["kind"] == "verified" for m in meta)
+    for opt in ("ppo", "rwr"):
+        meta = store.sql(f"SELECT metadata FROM episodes WHERE policy_id = '{opt}-verified-s1-r1' LIMIT 5").column("metadata").to_pylist()
+        assert meta and all("learned_reward" in json.loads(m) and json.loads(m)["kind"] == "verified"
+                            and json.loads(m)["optimizer"] == opt for m in meta)
+
+
+@pytest.mark.slow
+def test_report_renders_in_headless_chromium(tiny_run) -> None:
+    from harnessrl.report.browser import check_report
+
+    out, _ = tiny_run
+    check = check_report(out / "report.html")
+    assert check.ok, check.problems()
+    assert check.images_total == check.images_loaded == 6 and not check.console_errors
 
 
 @pytest.mark.slow
 def test_analyze_prints_and_exports_tables(tiny_run, tmp_path) -> None:
     out, _ = tiny_run
-    result = CliRunner().invoke(app, ["analyze", str(out), "--reference", "bc", "--policy", "learned-s1-r2", "--beta", "0.5,1",
+    result = CliRunner().invoke(app, ["analyze", str(out), "--reference", "bc", "--policy", "ppo-learned-s1-r2", "--beta", "0.5,1",
                                       "--boot", "50", "--out", str(tmp_path / "tables")])
     assert result.exit_code == 0, result.output
     assert "tilt model from 'bc'" in result.output and "outcome frequencies per policy" in result.output
@@ -75,6 +91,9 @@ def test_bad_config_is_a_clear_error(tmp_path) -> None:
     assert "policy.chunk=5" in result.output and "must divide" in result.output
     result = CliRunner().invoke(app, ["recipe", "reward-tilt", "--out", str(tmp_path), "--set", "finetune.beta=-1"])
     assert result.exit_code == 2 and "beta" in result.output
+    result = CliRunner().invoke(app, ["recipe", "reward-tilt", "--out", str(tmp_path), "--set", "policy.final_std=0"])
+    assert result.exit_code == 2 and "policy.final_std" in result.output and "optimizer=rwr" in result.output
+    assert not (tmp_path / "report.html").exists()
     result = CliRunner().invoke(app, ["recipe", "reward-tilt", "--out", str(tmp_path), "--task", "cabinet"])
     assert result.exit_code == 2 and "task='cabinet'" in result.output and "metaworld-drawer" in result.output
 
@@ -93,13 +112,13 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny_run, tmp_path) -> N
     args = ["recipe", "reward-tilt", "--out", str(out), "--store", str(out / "store")] + [x for s in TINY for x in ("--set", s)]
     proc = _cli(*args)
     deadline = time.time() + 300
-    while not (out / "stages" / "run-learned-s1.pt").exists():
+    while not (out / "stages" / "run-ppo-learned-s1.pt").exists():
         assert proc.poll() is None, proc.stdout.read()
         assert time.time() < deadline, "the first fine-tuning run did not finish in 300 s"
         time.sleep(0.05)
     proc.kill()
     proc.communicate(timeout=60)
-    assert not (out / "report.html").exists() and not (out / "stages" / "run-verified-s1.pt").exists()
+    assert not (out / "report.html").exists() and not (out / "stages" / "run-rwr-verified-s1.pt").exists()
     bc_mtime = (out / "stages" / "bc.pt").stat().st_mtime
 
     again = _cli(*args)  # without --resume: refused, nothing touched

@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 import torch
+from pydantic import Field
 from torch import nn
 
 from harnessrl.config import Config
@@ -33,6 +34,10 @@ class DiffusionPolicyConfig(Config):
     # what the network predicts: "sample" (x_0; learned the drawer task's multimodal chunks
     # about twice as fast here) or "epsilon" (the noise, as in DDPM)
     prediction: Literal["sample", "epsilon"] = "sample"
+    # std of the last denoising step x_1 -> x_0 (DDPM's is 0: x_0 is the clipped estimate). The
+    # policy-gradient fine-tuner needs it > 0 so that every step of the chain, the executed one
+    # included, has a log-probability (DPPO's minimum exploration noise)
+    final_std: float = Field(0.0, ge=0)
 
 
 def cosine_schedule(steps: int, s: float = 0.008) -> torch.Tensor:
@@ -97,25 +102,51 @@ class DiffusionPolicy(nn.Module):
             return per_sample.mean()
         return (weights * per_sample).sum() / weights.sum()
 
+    def predict_x0(self, x: torch.Tensor, k: torch.Tensor, obs: torch.Tensor) -> torch.Tensor:
+        """The denoiser's x_0 estimate from x_k, clipped to [-1, 1]: x (B, flat), k (B,) -> (B, flat)."""
+        out = self.denoise(x, k, obs)
+        ab = self.abar[k][:, None]
+        return ((x - (1 - ab).sqrt() * out) / ab.sqrt() if self.cfg.prediction == "epsilon" else out).clamp(-1, 1)
+
+    def step_gaussian(self, x: torch.Tensor, k: torch.Tensor, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One reverse step x_k -> x_{k-1} ~ N(mean, std^2 I): x (B, flat), k (B,) -> mean (B, flat), std (B, 1).
+
+        For k >= 1 the posterior q(x_{k-1} | x_k, x_0) at the predicted x_0 (Ho et al. eq. 7); for
+        k = 0 the predicted x_0 itself with std `final_std` (the action is then clipped to [-1, 1]).
+        The std does not depend on the parameters, so a log-probability ratio of two policies
+        needs only their means (the policy-gradient fine-tuner, train/diffusion_pg.py).
+        """
+        x0 = self.predict_x0(x, k, obs)
+        ab, a, beta, ab_prev = self.abar[k][:, None], self.alphas[k][:, None], self.betas[k][:, None], self.abar[(k - 1).clamp(min=0)][:, None]
+        last = (k == 0)[:, None]
+        mean = (ab_prev.sqrt() * beta / (1 - ab)) * x0 + (a.sqrt() * (1 - ab_prev) / (1 - ab)) * x
+        std = (beta * (1 - ab_prev) / (1 - ab)).sqrt()
+        return torch.where(last, x0, mean), torch.where(last, torch.full_like(std, self.cfg.final_std), std)
+
     @torch.no_grad()
-    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Ancestral DDPM sampling with the predicted x_0 clipped to [-1, 1]: (B, chunk, action_dim)."""
+    def sample_chain(self, obs: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Ancestral DDPM sampling: chunks (B, chunk, action_dim) and the chain (B, K+1, flat).
+
+        chain[:, j] is the input of denoising step k = K-1-j (chain[:, 0] = x_K, the noise) and
+        chain[:, K] the unclipped x_0 (the clipped estimate itself when final_std = 0).
+        """
         B = len(obs)
         x = torch.randn((B, self.flat), generator=generator)
-        for k in reversed(range(self.cfg.denoising_steps)):
-            kk = torch.full((B,), k, dtype=torch.long)
-            out = self.denoise(x, kk, obs)
-            ab, a, beta = self.abar[k], self.alphas[k], self.betas[k]
-            x0 = ((x - (1 - ab).sqrt() * out) / ab.sqrt() if self.cfg.prediction == "epsilon" else out).clamp(-1, 1)
-            if k == 0:
-                x = x0
-                break
-            ab_prev = self.abar[k - 1]
-            # posterior q(x_{k-1} | x_k, x_0): mean and variance (Ho et al. eq. 7)
-            mean = (ab_prev.sqrt() * beta / (1 - ab)) * x0 + (a.sqrt() * (1 - ab_prev) / (1 - ab)) * x
-            var = beta * (1 - ab_prev) / (1 - ab)
-            x = mean + var.sqrt() * torch.randn(x.shape, generator=generator)
-        return x.reshape(B, self.cfg.chunk, self.cfg.action_dim)
+        chain = []
+        for k in reversed(range(1, self.cfg.denoising_steps)):
+            chain.append(x)
+            mean, std = self.step_gaussian(x, torch.full((B,), k, dtype=torch.long), obs)
+            x = mean + std * torch.randn(x.shape, generator=generator)
+        chain.append(x)
+        x0 = self.predict_x0(x, torch.zeros((B,), dtype=torch.long), obs)
+        if self.cfg.final_std > 0:
+            x0 = x0 + self.cfg.final_std * torch.randn(x0.shape, generator=generator)
+        chain.append(x0)
+        return x0.clamp(-1, 1).reshape(B, self.cfg.chunk, self.cfg.action_dim), torch.stack(chain, 1)
+
+    def sample(self, obs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Ancestral DDPM sampling with the predicted x_0 clipped to [-1, 1]: (B, chunk, action_dim)."""
+        return self.sample_chain(obs, generator)[0]
 
     def act(self, obs: np.ndarray, generator: torch.Generator | None = None) -> np.ndarray:
         """numpy (B, obs_dim) -> numpy (B, chunk, action_dim); the drawer env's ChunkPolicy."""

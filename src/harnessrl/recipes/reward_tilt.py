@@ -8,10 +8,13 @@
    the drawer task (some demos open the wrong drawer, some fumble).
 2. Train a small CNN reward on labelled final frames (success vs not) that contain no
    wrong-object examples, and measure E[r | outcome] on the base policy's samples.
-3. Fine-tune with KL-regularised reward-weighted regression (`train.diffusion_rl`): round k
-   targets pi_0 exp(k r / beta) / Z. Runs: the learned reward (two seeds: the second is the
-   re-optimisation with the same reward), the verifier-gated reward r * 1[target open], and
-   a zero-reward control that measures how much refitting alone moves the frequencies.
+3. Fine-tune, by default with PPO over the denoising chain and a KL penalty to the BC policy
+   (`train.diffusion_pg`, optimizer=ppo: it never fits the tilted distribution), and, with
+   compare=true, also with KL-regularised reward-weighted regression (`train.diffusion_rl`,
+   optimizer=rwr: round k fits pi_0 exp(k r / beta) / Z). Runs per optimiser: the learned
+   reward (two seeds: the second is the re-optimisation with the same reward), the
+   verifier-gated reward r * 1[target open], and a zero-reward control that measures how
+   much the optimiser alone moves the frequencies.
 4. Predict every round's outcome frequencies with the tilt model from the base samples in
    the record store, next to the observed ones, with CIs; write the HTML report.
 """
@@ -39,7 +42,7 @@ from harnessrl.policies.diffusion import DiffusionPolicy, DiffusionPolicyConfig
 from harnessrl.policies.reward_model import RewardModel
 from harnessrl.records import RecordStore
 from harnessrl.recipes.stages import check_same_config, json_stage, torch_stage
-from harnessrl.train import diffusion_rl, drawer_reward
+from harnessrl.train import diffusion_pg, diffusion_rl, drawer_reward
 
 LABELS = list(drawer.OUTCOMES)
 Progress = Callable[[str, int, int | None], None]
@@ -60,10 +63,16 @@ class RewardTiltConfig(Config):
     seed: int = 0
     threads: int = Field(1, ge=1)
     demos: DemoConfig = Field(default_factory=DemoConfig)
-    policy: DiffusionPolicyConfig = Field(default_factory=DiffusionPolicyConfig)
+    # final_std > 0: the executed denoising step is Gaussian, which the PPO fine-tuner needs
+    policy: DiffusionPolicyConfig = Field(default_factory=lambda: DiffusionPolicyConfig(final_std=0.1))
     bc: diffusion_rl.FitConfig = Field(default_factory=diffusion_rl.FitConfig)
     reward: drawer_reward.RewardDataConfig = Field(default_factory=drawer_reward.RewardDataConfig)
+    # ppo: policy gradient over the denoising chain (`ppo` settings); rwr: reward-weighted
+    # regression toward pi_0 exp(k r / beta) / Z (`finetune` settings)
+    optimizer: Literal["ppo", "rwr"] = "ppo"
+    compare: bool = True  # also run the other optimiser on the same BC policy, reward and base samples
     finetune: diffusion_rl.FinetuneConfig = Field(default_factory=diffusion_rl.FinetuneConfig)
+    ppo: diffusion_pg.PPOConfig = Field(default_factory=diffusion_pg.PPOConfig)
     learned_seeds: list[int] = [1, 2]  # the second run is the re-optimisation with the same reward
     verifier_seeds: list[int] = [1]
     control: bool = True
@@ -76,6 +85,7 @@ PAPER: dict[str, Any] = {
     "bc": {"steps": 20000},
     "reward": {"aimed": 3000, "random": 1000, "steps": 2000},
     "finetune": {"beta": 1.0, "rounds": 6, "samples_per_round": 8000, "steps_per_round": 4000, "lr": 1e-3, "eval_episodes": 5000},
+    "ppo": {"rounds": 6, "iterations_per_round": 8, "samples": 1000, "eval_episodes": 5000},
     "learned_seeds": [1, 2, 3],
     "verifier_seeds": [1, 2],
     "base_episodes": 10000,
@@ -92,6 +102,7 @@ METAWORLD: dict[str, Any] = {
     "demos": {"episodes": 600, "noise": 0.1},
     "reward": {"aimed": 400, "random": 100, "noise": 0.1, "steps": 1500},
     "finetune": {"beta": 0.5, "rounds": 3, "samples_per_round": 1000, "lr": 5e-4, "eval_episodes": 400},
+    "ppo": {"kl_coef": 0.17, "rounds": 3, "iterations_per_round": 3, "samples": 300, "eval_episodes": 400},  # not yet run
     "base_episodes": 1000,
 }
 
@@ -110,6 +121,26 @@ def _check(cfg: RewardTiltConfig, task: drawer.DrawerTask) -> None:
         raise ConfigError(f"policy.chunk={cfg.policy.chunk} must divide the {task.name} horizon {task.horizon} (try 4, 6, 8, 12)")
     if cfg.demos.p_wrong + cfg.demos.p_fumble > 1:
         raise ConfigError("demos.p_wrong + demos.p_fumble must be <= 1")
+    if "ppo" in optimizers(cfg) and cfg.policy.final_std <= 0:
+        raise ConfigError("optimizer=ppo needs policy.final_std > 0 (the executed denoising step must have a log-probability): "
+                          "set policy.final_std=0.1, or optimizer=rwr compare=false")
+
+
+def optimizers(cfg: RewardTiltConfig) -> list[str]:
+    """The primary optimiser first, then the comparison one."""
+    return [cfg.optimizer] + ([o for o in ("ppo", "rwr") if o != cfg.optimizer] if cfg.compare else [])
+
+
+def round_beta(cfg: RewardTiltConfig, optimizer: str, k: int) -> float:
+    """The beta whose optimum pi_0 exp(r / beta) / Z round k aims at, and the tilt model predicts at.
+
+    RWR round k fits pi_0 exp(k r / beta) / Z (anchor base); PPO optimises E[r] - kl_coef KL(pi || pi_BC)
+    in every round, so its target is the same in each round and the rounds show how far it got.
+    """
+    if optimizer == "ppo":
+        return cfg.ppo.kl_coef
+    ft = cfg.finetune
+    return ft.beta / k if ft.anchor == "base" else ft.beta
 
 
 # ----------------------------------------------------------------------------------------
@@ -223,18 +254,21 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
                                                                  metadata={"recipe": "reward-tilt", "run": "base", "round": 0},
                                                                  per_episode={"learned_reward": base_r}))
 
-    # 4. KL-regularised fine-tuning: learned reward (twice), verifier-gated reward, zero-reward control
-    runs = [("learned", s, learned) for s in cfg.learned_seeds] + [("verified", s, verified) for s in cfg.verifier_seeds]
+    # 4. KL-regularised fine-tuning per optimiser: learned reward (twice), verifier-gated reward, zero-reward control
+    kinds = [("learned", s, learned) for s in cfg.learned_seeds] + [("verified", s, verified) for s in cfg.verifier_seeds]
     if cfg.control:
-        runs.append(("control", cfg.seed + 100, zero))
-    total_rounds = sum(1 if kind == "control" else cfg.finetune.rounds for kind, _, _ in runs)
+        kinds.append(("control", cfg.seed + 100, zero))
+    runs = [(opt, kind, seed, fn) for opt in optimizers(cfg) for kind, seed, fn in kinds]
+    settings = {"ppo": cfg.ppo, "rwr": cfg.finetune}
+    total_rounds = sum(1 if kind == "control" else settings[opt].rounds for opt, kind, _, _ in runs)
     done = 0
     results, finetune_s = [], 0.0
-    for kind, seed, reward_fn in runs:
-        ft = cfg.finetune.model_copy(update={"rounds": 1}) if kind == "control" else cfg.finetune
-        name = f"{kind}-s{seed}"
+    for opt, kind, seed, reward_fn in runs:
+        ft = settings[opt].model_copy(update={"rounds": 1}) if kind == "control" else settings[opt]
+        name = f"{opt}-{kind}-s{seed}"
 
-        def finetune(kind: str = kind, seed: int = seed, reward_fn: Callable = reward_fn, ft: Any = ft, name: str = name) -> dict[str, Any]:
+        def finetune(opt: str = opt, kind: str = kind, seed: int = seed, reward_fn: Callable = reward_fn, ft: Any = ft,
+                     name: str = name) -> dict[str, Any]:
             t = time.perf_counter()
             rounds: list[dict[str, Any]] = []
 
@@ -244,13 +278,15 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
                 r_learned = learned(ev)
                 r_run = tilt.gate(r_learned, ev.success) if kind == "verified" else (np.zeros(len(r_learned)) if kind == "control" else r_learned)
                 ev.frames = ev.frames[:0]  # rewards are computed; the stage file need not keep the images
-                rounds.append({"round": rnd.index, "beta": ft.beta / rnd.index if ft.anchor == "base" else ft.beta,
+                rounds.append({"round": rnd.index, "beta": round_beta(cfg, opt, rnd.index),
                                "policy_id": f"{name}-r{rnd.index}", "ess": rnd.effective_sample_size,
+                               "kl_to_bc": rnd.stats.get("kl_to_bc", float("nan")),
                                "final_loss": float(np.mean(rnd.losses[-50:])), "batch": ev, "r_run": r_run, "r_learned": r_learned})
                 done += 1
                 tick("fine-tuning rounds", done, total_rounds)
 
-            diffusion_rl.finetune(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round, task=task)
+            trainer = diffusion_pg.finetune if opt == "ppo" else diffusion_rl.finetune
+            trainer(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round, task=task)
             return {"rounds": rounds, "seconds": time.perf_counter() - t}
 
         if (out / "stages" / f"run-{name}.pt").exists():
@@ -259,12 +295,13 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
         stage = torch_stage(out, f"run-{name}", finetune)
         finetune_s += stage["seconds"]
         for r in stage["rounds"]:
-            _append_once(store, run_id, r["policy_id"], lambda r=r, name=name, kind=kind: drawer.to_episodes(
+            _append_once(store, run_id, r["policy_id"], lambda r=r, name=name, kind=kind, opt=opt: drawer.to_episodes(
                 r["batch"], r["r_run"], policy_id=r["policy_id"], run_id=run_id, env_id=task.name,
-                metadata={"recipe": "reward-tilt", "run": name, "kind": kind, "round": r["round"], "beta": r["beta"]},
+                metadata={"recipe": "reward-tilt", "run": name, "optimizer": opt, "kind": kind, "round": r["round"], "beta": r["beta"]},
                 per_episode={"learned_reward": r["r_learned"]}))
-        results.append({"name": name, "kind": kind, "seed": seed,
-                        "rounds": [{k: r[k] for k in ("round", "beta", "policy_id", "ess", "final_loss")} for r in stage["rounds"]]})
+        results.append({"name": name, "optimizer": opt, "kind": kind, "seed": seed,
+                        "rounds": [{k: r.get(k, float("nan")) for k in ("round", "beta", "policy_id", "ess", "kl_to_bc", "final_loss")}
+                                   for r in stage["rounds"]]})
 
     t = time.perf_counter()
     analysis = analyse(store, run_id, results, cfg)
@@ -304,7 +341,8 @@ def analyse(store: RecordStore, run_id: str, runs: list[dict], cfg: RewardTiltCo
             pred = tilt.predicted_frequencies(base.outcome, r, rnd["beta"], LABELS, contexts=base.level, n_boot=cfg.n_boot, seed=cfg.seed)
             fitted = tilt.fit_beta(base.outcome, r, np.array([o.value for o in obs]), LABELS, contexts=base.level) if run["kind"] != "control" else float("nan")
             for lab, o, p, b in zip(LABELS, obs, pred, base_freq):
-                rows.append({"run": run["name"], "kind": run["kind"], "round": rnd["round"], "beta": rnd["beta"], "outcome": lab,
+                rows.append({"run": run["name"], "optimizer": run["optimizer"], "kind": run["kind"], "round": rnd["round"],
+                             "beta": rnd["beta"], "kl_to_bc": rnd["kl_to_bc"], "outcome": lab,
                              "base": b.value, "observed": o.value, "observed_lo": o.lo, "observed_hi": o.hi,
                              "predicted": p.value, "predicted_lo": p.lo, "predicted_hi": p.hi,
                              "fitted_beta": fitted, "ess": rnd["ess"], "n": o.n})
@@ -312,12 +350,15 @@ def analyse(store: RecordStore, run_id: str, runs: list[dict], cfg: RewardTiltCo
         "base_frequencies": {lab: e for lab, e in zip(LABELS, base_freq)},
         "reward_by_outcome": tilt.reward_by_outcome(base.outcome, base.reward, LABELS),
         "rows": rows,
-        "checks": checks(rows, base_freq),
+        "optimizers": optimizers(cfg),
+        "checks_by_optimizer": {opt: checks([r for r in rows if r["optimizer"] == opt], base_freq) for opt in optimizers(cfg)},
+        "checks": {f"{opt}: {claim}": holds for opt in optimizers(cfg)
+                   for claim, holds in checks([r for r in rows if r["optimizer"] == opt], base_freq).items()},
     }
 
 
 def checks(rows: list[dict], base_freq: list) -> dict[str, bool]:
-    """The paper's three claims, each judged on the last round by non-overlapping 95% intervals."""
+    """The paper's three claims, each judged on the last round by non-overlapping 95% intervals (one optimiser's rows)."""
     base = dict(zip(LABELS, base_freq))
 
     def last(kind: str, run: str | None = None) -> dict[str, dict]:
@@ -334,7 +375,7 @@ def checks(rows: list[dict], base_freq: list) -> dict[str, bool]:
     learned_runs = sorted({r["run"] for r in rows if r["kind"] == "learned"})
     for i, name in enumerate(learned_runs):
         fin = last("learned", name)
-        key = "learned reward: success and wrong-object both rise" if i == 0 else f"re-optimisation ({name}): both rise again"
+        key = "learned reward: success and wrong-object both rise" if i == 0 else f"re-optimisation (seed {name.rsplit('-s', 1)[1]}): both rise again"
         out[key] = rose(fin, "success") and rose(fin, "wrong_object")
     fin = last("verified")
     if fin:

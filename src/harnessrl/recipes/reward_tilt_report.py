@@ -24,11 +24,14 @@ def _rows(res: dict, **match: Any) -> list[dict]:
     return [r for r in res["rows"] if all(r[k] == v for k, v in match.items())]
 
 
-def figure_per_beta(res: dict) -> plt.Figure:
-    """Rows: learned reward, verifier-gated; columns: rounds (beta_eff); bars: predicted vs observed."""
-    kinds = [k for k in ("learned", "verified") if _rows(res, kind=k)]
-    first = {k: sorted({r["run"] for r in _rows(res, kind=k)})[0] for k in kinds}
-    rounds = sorted({r["round"] for r in res["rows"] if r["kind"] in kinds})
+OPTIMIZER_NAMES = {"ppo": "PPO over the denoising chain", "rwr": "reward-weighted regression"}
+
+
+def figure_per_beta(res: dict, opt: str) -> plt.Figure:
+    """One optimiser's runs. Rows: learned reward, verifier-gated; columns: rounds; bars: predicted vs observed."""
+    kinds = [k for k in ("learned", "verified") if _rows(res, kind=k, optimizer=opt)]
+    first = {k: sorted({r["run"] for r in _rows(res, kind=k, optimizer=opt)})[0] for k in kinds}
+    rounds = sorted({r["round"] for r in res["rows"] if r["kind"] in kinds and r["optimizer"] == opt})
     fig, axes = plt.subplots(len(kinds), len(rounds), figsize=(3.1 * len(rounds), 2.9 * len(kinds)), squeeze=False, sharey=True)
     x = np.arange(len(LABELS))
     for i, kind in enumerate(kinds):
@@ -47,7 +50,8 @@ def figure_per_beta(res: dict) -> plt.Figure:
             ax.bar(x + 0.2, obs, 0.38, yerr=oerr, color=[COLOURS[lab] for lab in LABELS], label="observed", capsize=2)
             ax.scatter(x, base, marker="_", s=300, color="black", label="base policy", zorder=3)
             ax.set_xticks(x, ["success", "wrong\nobject", "miss"], fontsize=8)
-            ax.set_title(f"{'learned r' if kind == 'learned' else 'verifier-gated r'} · round {k} · β={rows[LABELS[0]]['beta']:.3g}", fontsize=9)
+            ax.set_title(f"{opt} · {'learned r' if kind == 'learned' else 'verifier-gated r'} · round {k} · β={rows[LABELS[0]]['beta']:.3g}",
+                         fontsize=9)
             if j == 0:
                 ax.set_ylabel("outcome frequency")
     axes[0, 0].legend(fontsize=7, loc="upper right")
@@ -55,13 +59,13 @@ def figure_per_beta(res: dict) -> plt.Figure:
     return fig
 
 
-def figure_over_finetuning(res: dict) -> plt.Figure:
-    """Success and wrong-object rate per round for every run, with the tilt model's prediction."""
-    kinds = [k for k in ("learned", "verified") if _rows(res, kind=k)]
+def figure_over_finetuning(res: dict, opt: str) -> plt.Figure:
+    """Success and wrong-object rate per round for every run of one optimiser, with the tilt model's prediction."""
+    kinds = [k for k in ("learned", "verified") if _rows(res, kind=k, optimizer=opt)]
     fig, axes = plt.subplots(1, len(kinds), figsize=(5.2 * len(kinds), 3.6), squeeze=False, sharey=True)
     base = res["base_frequencies"]
     for ax, kind in zip(axes[0], kinds):
-        runs = sorted({r["run"] for r in _rows(res, kind=kind)})
+        runs = sorted({r["run"] for r in _rows(res, kind=kind, optimizer=opt)})
         for lab in ("success", "wrong_object"):
             for n, run in enumerate(runs):
                 rows = sorted(_rows(res, run=run, outcome=lab), key=lambda r: r["round"])
@@ -75,8 +79,8 @@ def figure_over_finetuning(res: dict) -> plt.Figure:
                 if n == 0:
                     pred = [base[lab].value] + [r["predicted"] for r in rows]
                     ax.plot(ks, pred, ":", color=COLOURS[lab], lw=2, label=f"{lab} tilt model")
-        ax.set_xlabel("fine-tuning round k  (β_eff = β / k)")
-        ax.set_title("learned reward (second run = re-optimisation)" if kind == "learned" else "verifier-gated reward")
+        ax.set_xlabel("fine-tuning round k  (β_eff = β / k)" if opt == "rwr" else "PPO round k  (β = kl_coef in every round)")
+        ax.set_title(f"{opt}: " + ("learned reward (second run = re-optimisation)" if kind == "learned" else "verifier-gated reward"))
         ax.set_ylim(0, 1)
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel("rate")
@@ -126,7 +130,7 @@ def table_rows(res: dict) -> list[dict]:
     for (run, k), group in _group(res["rows"]).items():
         by = {r["outcome"]: r for r in group}
         row = {"run": run, "round": k, "beta_eff": by["success"]["beta"], "ESS": by["success"]["ess"],
-               "fitted beta": by["success"]["fitted_beta"]}
+               "KL to BC (nats/episode)": by["success"]["kl_to_bc"], "fitted beta": by["success"]["fitted_beta"]}
         for lab in LABELS:
             r = by[lab]
             row[f"{lab} observed"] = f"{r['observed']:.3f} [{r['observed_lo']:.3f}, {r['observed_hi']:.3f}]"
@@ -135,11 +139,39 @@ def table_rows(res: dict) -> list[dict]:
     return out
 
 
+def side_by_side(res: dict) -> list[dict]:
+    """Last round of the first run of each kind, one row per optimiser and kind: observed vs predicted."""
+    out = []
+    for opt in res["optimizers"]:
+        for kind in ("learned", "verified", "control"):
+            sel = _rows(res, optimizer=opt, kind=kind)
+            if not sel:
+                continue
+            run = sorted({r["run"] for r in sel})[0]
+            k = max(r["round"] for r in sel if r["run"] == run)
+            by = {r["outcome"]: r for r in sel if r["run"] == run and r["round"] == k}
+            row = {"optimizer": opt, "reward": kind, "round": k, "β": by["success"]["beta"]}
+            for lab in ("success", "wrong_object"):
+                row[f"{lab} observed"] = f"{by[lab]['observed']:.3f} [{by[lab]['observed_lo']:.3f}, {by[lab]['observed_hi']:.3f}]"
+                row[f"{lab} predicted"] = f"{by[lab]['predicted']:.3f} [{by[lab]['predicted_lo']:.3f}, {by[lab]['predicted_hi']:.3f}]"
+            row["fitted β"] = by["success"]["fitted_beta"]
+            row["KL to BC"] = by["success"]["kl_to_bc"]
+            out.append(row)
+    return out
+
+
 def _group(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
     out: dict[tuple[str, int], list[dict]] = {}
     for r in rows:
         out.setdefault((r["run"], r["round"]), []).append(r)
     return out
+
+
+def _scale(cfg: Any, opt: str) -> str:
+    if opt == "ppo":
+        p = cfg.ppo
+        return f"ppo {p.rounds} rounds x {p.iterations_per_round} iterations x {p.samples} episodes, β={p.kl_coef:g}, KL ≤ {p.kl_max:g}"
+    return f"rwr {cfg.finetune.rounds} rounds x {cfg.finetune.samples_per_round} samples, β={cfg.finetune.beta:g}"
 
 
 TASK_NOTES = {
@@ -154,12 +186,21 @@ def build_report(res: dict, out: Path, store: Path, command: str) -> Path:
     rep = Report(
         "reward-tilt: a learned reward tilts a diffusion policy toward the wrong drawer",
         claim=CLAIM,
-        scale_note=f"{cfg.scale}: {TASK_NOTES[cfg.task]} rendered at 32x32, {cfg.demos.episodes} demos, {cfg.finetune.rounds} "
-        f"rounds x {cfg.finetune.samples_per_round} samples; {t['total']:.0f} s wall on {cfg.threads} torch thread(s).",
+        scale_note=f"{cfg.scale}: {TASK_NOTES[cfg.task]} rendered at 32x32, {cfg.demos.episodes} demos; "
+        + "; ".join(_scale(cfg, opt) for opt in res["optimizers"]) + f"; {t['total']:.0f} s wall on {cfg.threads} torch thread(s).",
     )
     rep.section("Result", "Each check compares the last fine-tuning round with the base (BC) policy by non-overlapping 95% "
                 "intervals (Wilson for frequencies, bootstrap over base samples for predictions).")
-    rep.table([{"claim": k, "holds": "yes" if v else "NO"} for k, v in res["checks"].items()])
+    opts = res["optimizers"]
+    claims = list(res["checks_by_optimizer"][opts[0]])
+    rep.table([{"claim": c, **{OPTIMIZER_NAMES[o]: ("yes" if res["checks_by_optimizer"][o].get(c) else "NO") for o in opts}}
+               for c in claims], caption=f"Checks per optimiser ({opts[0]} is the default)")
+    rep.text("PPO (`train/diffusion_pg.py`) maximises E[r] − β KL(π‖π_BC) by the clipped policy gradient over the "
+             "denoising chain, from its own samples; it never fits the tilted distribution, so agreement with the tilt "
+             "model is a prediction, not a construction. Reward-weighted regression (`train/diffusion_rl.py`) fits "
+             "π_0 exp(k r / β) / Z directly. β for PPO is its KL coefficient (the same in every round); the KL column "
+             "is the measured chain KL to the BC policy in nats per episode (PPO keeps it under ppo.kl_max).")
+    rep.table(side_by_side(res), caption="Last round, both optimisers: observed and tilt-model frequencies [95% CI]")
     rd = res["reward_data"]
     negatives = ("none shows the wrong drawer open" if cfg.reward.hard_negatives == 0
                  else f"{rd['outcomes']['wrong_object']} show the wrong drawer open, labelled 0")
@@ -172,22 +213,29 @@ def build_report(res: dict, out: Path, store: Path, command: str) -> Path:
     rep.figure(figure_reward(res), "Learned reward by outcome on base samples, and example final frames (red handle = target).", name="reward_by_outcome")
     rep.table(res["reward_by_outcome"], caption="E[r | outcome] on base-policy samples")
     rep.section("Predicted vs observed outcome frequencies per β",
-                "Round k of the fine-tuning targets the KL-regularised optimum pi_0 exp(k r / β) / Z, i.e. β_eff = β / k. "
-                "The tilt model predicts its outcome frequencies from the base samples alone (per layout, then mixed).")
-    rep.figure(figure_per_beta(res), "Tilt-model prediction (blue, 95% bootstrap CI) vs observed frequencies after fine-tuning "
-               "(95% Wilson CI); black tick = base policy.", name="predicted_vs_observed")
+                "Reward-weighted regression's round k targets the KL-regularised optimum pi_0 exp(k r / β) / Z, i.e. "
+                "β_eff = β / k; PPO targets pi_0 exp(r / β) / Z with β = its KL coefficient in every round. "
+                "The tilt model predicts the outcome frequencies from the base samples alone (per layout, then mixed).")
+    for n, opt in enumerate(opts):
+        rep.figure(figure_per_beta(res, opt), f"{OPTIMIZER_NAMES[opt]}: tilt-model prediction (blue, 95% bootstrap CI) vs observed "
+                   "frequencies after fine-tuning (95% Wilson CI); black tick = base policy.",
+                   name="predicted_vs_observed" if n == 0 else f"predicted_vs_observed_{opt}")
     rep.section("Success and wrong-object rate over fine-tuning",
                 "Where observation and prediction part (typically misses staying above the tilt model in late rounds), "
                 "the fitted diffusion policy falls short of the KL-regularised optimum it targets; the zero-reward control "
                 "below measures how far refitting alone moves the frequencies.")
-    rep.figure(figure_over_finetuning(res), "Observed rates per round (bands: 95% CI) and the tilt model (dotted).", name="over_finetuning")
+    for n, opt in enumerate(opts):
+        rep.figure(figure_over_finetuning(res, opt), f"{OPTIMIZER_NAMES[opt]}: observed rates per round (bands: 95% CI) and the "
+                   "tilt model (dotted).", name="over_finetuning" if n == 0 else f"over_finetuning_{opt}")
     rep.table(table_rows(res), caption="Every run and round: observed and predicted frequencies [95% CI]; fitted β = the tilt "
               "coefficient that best explains the observed frequencies; ESS = effective sample size of the round's weights")
-    control = [r for r in res["rows"] if r["kind"] == "control"]
-    if control:
-        rep.note("Control: the zero-reward run refits the policy to its own samples with uniform weights. Its drift "
-                 "(observed vs base in the table) is the part of any change that optimisation did not cause: " +
-                 ", ".join(f"{r['outcome']} {r['base']:.3f} -> {r['observed']:.3f}" for r in control) + ".")
+    for opt in opts:
+        control = _rows(res, kind="control", optimizer=opt)
+        if control:
+            how = ("refits the policy to its own samples with uniform weights" if opt == "rwr"
+                   else "runs PPO with zero advantages (only the KL term, zero at the start, acts)")
+            rep.note(f"Control ({opt}): the zero-reward run {how}. Its drift (observed vs base) is the part of any change that "
+                     "optimisation did not cause: " + ", ".join(f"{r['outcome']} {r['base']:.3f} -> {r['observed']:.3f}" for r in control) + ".")
     rep.section("Training curves")
     rep.figure(figure_training(res), "Behaviour-cloning and reward-model losses.", name="training")
     rep.table([{"stage": k, "seconds": v} for k, v in t.items()], caption="Wall time")

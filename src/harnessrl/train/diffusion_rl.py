@@ -16,7 +16,7 @@ Weights are normalised per context (layout) because the optimum normalises per s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -140,6 +140,7 @@ class Round:
     effective_sample_size: float
     evaluation: drawer.DrawerBatch
     losses: list[float]
+    stats: dict[str, float] = field(default_factory=dict)  # optimiser-specific figures (the PPO fine-tuner's KL to BC)
 
 
 RewardFn = Callable[[drawer.DrawerBatch], np.ndarray]
