@@ -7,6 +7,7 @@ import typer
 from harnessrl import __version__
 from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
+from harnessrl.commands import models as models_cmd
 
 app = typer.Typer(
     name="harnessrl",
@@ -22,6 +23,7 @@ app.add_typer(recipe.app, name="recipe")
 app.add_typer(train.app, name="train")
 app.command("analyze")(analyze.analyze)
 app.command("study")(study.study)
+app.add_typer(models_cmd.app, name="models")
 
 
 @app.command()
