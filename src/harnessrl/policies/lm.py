@@ -58,6 +58,8 @@ class LMConfig(Config):
     max_context_tokens: int | None = Field(None, ge=16, description="Episode token budget; default the model's window.")
     device: str = Field("auto", description="auto | cpu | cuda | cuda:N")
     dtype: str = Field("auto", description="auto | float32 | bfloat16 | float16 (auto: bf16 on GPU, fp32 on CPU)")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: memory "
+                                         "for time (real models, long episodes). Sampling is unaffected.")
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -179,6 +181,13 @@ class LMPolicy(Policy):
                               lora_dropout=cfg.lora_dropout, target_modules=cfg.lora_target_modules,
                               task_type="CAUSAL_LM")
             model = get_peft_model(model, lora)
+        if cfg.gradient_checkpointing:
+            # non-reentrant: works with frozen base weights (LoRA) without forcing input grads
+            kwargs = {"use_reentrant": False}
+            if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5 (the old name is deprecated)
+                model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+            else:
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
         return cls(model, tokenizer, cfg)
 
     def _stop_tokens(self) -> tuple[int, ...]:
