@@ -4,8 +4,8 @@ Model: SmolLM2-135M-Instruct (`harnessrl models install smollm2-135m`), fp32, Lo
 (alpha 32, no dropout, all linear layers) on both sides, the same tokenizer object, the same
 torch thread count. Step: P prompts x G completions of N new tokens (fixed length: no stop on
 our side, min_new_tokens on TRL's), temperature 1, full vocabulary, beta 0, GRPO loss (TRL's
-loss_type="grpo": token mean per sequence, then mean over sequences) with the group-scaled advantage, one optimizer step over the whole batch done as
-micro-batches of G rows (TRL: per_device_train_batch_size=G, gradient_accumulation_steps=P).
+loss_type="grpo": token mean per sequence, then mean over sequences) with the group-scaled
+advantage, one optimizer step over the whole batch done as micro-batches of G rows (TRL: per_device_train_batch_size=G, gradient_accumulation_steps=P).
 
 Measures:
   1. whole step (generation + update): completion tokens / s (the headline ratio, target 1.5)
@@ -128,7 +128,8 @@ def loss_parity(policy, trainer, prompts: list[list[int]], G: int, new: int) -> 
         trl_loss = float(trainer.compute_loss(trainer.model, inputs))
         ours = float(policy_loss("grpo", lp, old, adv[:, None] * batch.mask, batch.mask, clip_low=0.2, clip_high=0.2,
                                  agg="seq-mean-token-mean").loss)
-    print(f"loss parity (GRPO, TRL loss_type=grpo = seq-mean-token-mean): ours {ours:.8f} TRL {trl_loss:.8f} |diff| {abs(ours - trl_loss):.2e}",
+    print(f"loss parity (GRPO, TRL loss_type=grpo = seq-mean-token-mean): ours {ours:.8f} TRL {trl_loss:.8f} "
+          f"|diff| {abs(ours - trl_loss):.2e}",
           file=sys.stderr)
     return abs(ours - trl_loss)
 

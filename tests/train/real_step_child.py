@@ -59,7 +59,8 @@ def main(n: int, new_tokens: int, micro: int, checkpointing: bool) -> None:
     print(json.dumps({"loaded_mb": loaded, "after_sampling_mb": after_sampling,
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "generated": gen, "rows": int(batch.ids.shape[0]), "width": int(batch.ids.shape[1]),
-                      "micro_tokens": micro, "checkpointing": checkpointing, "loss": stats["loss"], "grad_norm": stats["grad_norm"],
+                      "micro_tokens": micro, "checkpointing": checkpointing, "loss": stats["loss"],
+                      "grad_norm": stats["grad_norm"],
                       "kl": stats.get("kl", float("nan")), "finite": bool(np.isfinite(stats["loss"]))}))
 
 
