@@ -5,7 +5,8 @@ Model: SmolLM2-135M-Instruct (`harnessrl models install smollm2-135m`), fp32, Lo
 torch thread count. Step: P prompts x G completions of N new tokens (fixed length: no stop on
 our side, min_new_tokens on TRL's), temperature 1, full vocabulary, beta 0, GRPO loss (TRL's
 loss_type="grpo": token mean per sequence, then mean over sequences) with the group-scaled
-advantage, one optimizer step over the whole batch done as micro-batches of G rows (TRL: per_device_train_batch_size=G, gradient_accumulation_steps=P).
+advantage, one optimizer step over the whole batch done as micro-batches of G rows
+(TRL: per_device_train_batch_size=G, gradient_accumulation_steps=P).
 
 Measures:
   1. whole step (generation + update): completion tokens / s (the headline ratio, target 1.5)
