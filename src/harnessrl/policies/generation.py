@@ -233,7 +233,6 @@ class HFEngine(GenerationEngine):
             if int(done.sum()) * 2 >= len(done):
                 keep = (~done).nonzero().squeeze(-1)
                 live, tok, attn, next_pos, done = live[keep], tok[keep], attn[keep], next_pos[keep], done[keep]
-                logits = logits[keep]
                 for layer in cache.layers if self.preallocate else ():
                     layer.compact(keep)
                 if not self.preallocate:
