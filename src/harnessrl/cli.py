@@ -16,6 +16,8 @@ from harnessrl import __version__
 from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 from harnessrl.commands import tasks as tasks_cmd
+from harnessrl.commands import models as models_cmd
+
 
 class OneLineErrors(TyperGroup):
     """Usage errors (a missing option, a value of the wrong type) print one line, `error: ...`, and exit 2,
@@ -59,6 +61,7 @@ app.add_typer(train.app, name="train")
 app.command("analyze")(analyze.analyze)
 app.command("study")(study.study)
 app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(models_cmd.app, name="models")
 
 
 @app.command()

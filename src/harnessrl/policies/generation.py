@@ -13,11 +13,12 @@ no truncation bias (the trainer recomputes log-probs under the same temperature)
 of a GRPO group) are prefilled once and their cache rows repeated; prompts are left-padded
 with position ids counted from each prompt's first real token, so a sequence's log-probs
 do not depend on what it was batched with (up to float rounding); finished sequences
-leave the batch so they cost nothing while the others decode.
+leave the batch in a few in-place compactions (never a copy of the whole cache per stop).
 """
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,22 +89,26 @@ def _is_plain_decoder(model: torch.nn.Module) -> bool:
     return bool(getattr(cfg, "num_hidden_layers", 0)) and (types is None or set(types) == {"full_attention"})
 
 
-def _preallocated_cache(model: torch.nn.Module, capacity: int):
-    """A KV cache whose layers write into buffers sized for the whole generation.
+@functools.cache
+def preallocated_layer() -> type:
+    """A KV-cache layer that writes into buffers sized for the whole generation.
 
     transformers' DynamicLayer grows by torch.cat on every token (a copy of the whole cache per
-    layer per step); here each layer allocates [B, heads, capacity, head_dim] once and returns
-    views of the filled part. Same values, no per-token copies.
+    layer per step); this one allocates [B, heads, capacity, head_dim] once and returns views of
+    the filled part. Same values, no per-token copies. (A class built on first use: transformers
+    is imported lazily.)
     """
-    from transformers.cache_utils import Cache, DynamicLayer
+    from transformers.cache_utils import DynamicLayer
 
     class Preallocated(DynamicLayer):
+        capacity = 0
+
         def update(self, key_states, value_states, *args, **kwargs):
             if not self.is_initialized:
                 B, H, _, D = key_states.shape
                 self.device, self.n = key_states.device, 0
-                self.kbuf = key_states.new_empty(B, H, capacity, D)
-                self.vbuf = value_states.new_empty(B, value_states.shape[1], capacity, value_states.shape[-1])
+                self.kbuf = key_states.new_empty(B, H, self.capacity, D)
+                self.vbuf = value_states.new_empty(B, value_states.shape[1], self.capacity, value_states.shape[-1])
                 self.is_initialized = True
             m = key_states.shape[-2]
             self.kbuf[:, :, self.n:self.n + m] = key_states
@@ -113,12 +118,40 @@ def _preallocated_cache(model: torch.nn.Module, capacity: int):
             return self.keys, self.values
 
         def batch_select_indices(self, indices):
+            """Rows `indices` (repeats allowed: a group's samples share a prefill) in new buffers;
+            only the filled part is copied, not the whole capacity."""
             if self.is_initialized:
-                self.kbuf, self.vbuf = self.kbuf[indices], self.vbuf[indices]
+                k = self.kbuf.new_empty(len(indices), *self.kbuf.shape[1:])
+                v = self.vbuf.new_empty(len(indices), *self.vbuf.shape[1:])
+                k[:, :, :self.n], v[:, :, :self.n] = self.kbuf[indices, :, :self.n], self.vbuf[indices, :, :self.n]
+                self.kbuf, self.vbuf = k, v
                 self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
 
+        def compact(self, keep):
+            """Keep rows `keep` (increasing), moved to the front of the same buffers: no allocation,
+            and only the filled part of the kept rows is copied."""
+            if self.is_initialized:
+                m = len(keep)
+                self.kbuf[:m, :, :self.n] = self.kbuf[keep, :, :self.n]
+                self.vbuf[:m, :, :self.n] = self.vbuf[keep, :, :self.n]
+                self.kbuf, self.vbuf = self.kbuf[:m], self.vbuf[:m]
+                self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
+
+    return Preallocated
+
+
+def _preallocated_cache(model: torch.nn.Module, capacity: int):
+    """A transformers Cache of `preallocated_layer` layers, each with room for `capacity` tokens."""
+    from transformers.cache_utils import Cache
+
     layers = getattr(model.config.get_text_config(decoder=True), "num_hidden_layers", None)
-    return Cache(layers=[Preallocated() for _ in range(layers)]) if layers else None
+    if not layers:
+        return None
+    cls = preallocated_layer()
+    made = [cls() for _ in range(layers)]
+    for layer in made:
+        layer.capacity = capacity
+    return Cache(layers=made)
 
 
 class HFEngine(GenerationEngine):
@@ -173,27 +206,37 @@ class HFEngine(GenerationEngine):
         attn = attn[rows]
         next_pos = pos[rows, -1] + 1
 
-        # 2. Decode; `live` maps batch rows to prompt indices, and shrinks as sequences stop.
+        # 2. Decode. `live` maps batch rows to prompt indices; a row that stops stays in the batch
+        # (its outputs ignored) until half the rows are done, then the cache is compacted in place:
+        # at most log2(B) compactions, each copying only the filled cache of the rows still going,
+        # instead of a copy of the whole cache every time one sequence stops.
         B = len(prompts)
         live = torch.arange(B, device=device)
+        done = torch.zeros(B, dtype=torch.bool, device=device)
         tokens_out = torch.full((B, params.max_new_tokens), -1, dtype=torch.long, device=device)
         logps_out = torch.zeros((B, params.max_new_tokens), dtype=torch.float32, device=device)
         finished = torch.zeros(B, dtype=torch.bool, device=device)
         stops = torch.tensor(params.stop_token_ids, dtype=torch.long, device=device)
+        tok = torch.full((B,), self.pad_token_id, dtype=torch.long, device=device)
         for step in range(params.max_new_tokens):
-            tok, lp = sample_next(logits, params, generator)
-            tokens_out[live, step] = tok
-            logps_out[live, step] = lp.float()
-            stopped = torch.isin(tok, stops) if len(stops) else torch.zeros_like(tok, dtype=torch.bool)
-            finished[live] = stopped
-            if step + 1 == params.max_new_tokens:
+            going = (~done).nonzero().squeeze(-1)
+            # sample only the rows still going: the random stream is the same as with no stopped rows
+            t, lp = sample_next(logits if len(going) == len(done) else logits[going], params, generator)
+            tok = tok.index_put((going,), t)
+            tokens_out[live[going], step] = t
+            logps_out[live[going], step] = lp.float()
+            stopped = torch.isin(t, stops) if len(stops) else torch.zeros_like(t, dtype=torch.bool)
+            finished[live[going[stopped]]] = True
+            done[going[stopped]] = True
+            if step + 1 == params.max_new_tokens or bool(done.all()):
                 break
-            if stopped.any():
-                keep = (~stopped).nonzero().squeeze(-1)
-                if keep.numel() == 0:
-                    break
-                live, tok, attn, next_pos = live[keep], tok[keep], attn[keep], next_pos[keep]
-                cache.batch_select_indices(keep)
+            if int(done.sum()) * 2 >= len(done):
+                keep = (~done).nonzero().squeeze(-1)
+                live, tok, attn, next_pos, done = live[keep], tok[keep], attn[keep], next_pos[keep], done[keep]
+                for layer in cache.layers if self.preallocate else ():
+                    layer.compact(keep)
+                if not self.preallocate:
+                    cache.batch_select_indices(keep)
             attn = torch.cat([attn, torch.ones_like(attn[:, :1])], dim=1)
             if self.lean is not None:  # the same step without transformers' per-call bookkeeping (decode.py)
                 layers = cache.layers

@@ -31,6 +31,7 @@ import torch
 from pydantic import Field
 
 from harnessrl.config import Config, ConfigError
+from harnessrl.models import resolve as resolve_model
 from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.chat import ChatEncoder, EpisodeContext
 from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingParams
@@ -43,7 +44,8 @@ warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", categ
 class LMConfig(Config):
     """A causal LM policy: model, optional LoRA adapter, sampling and token budgets."""
 
-    model: str = Field(..., description="Local model directory, or a model id already in the Hugging Face cache.")
+    model: str = Field(..., description="A model name (`harnessrl models list`), a local model directory, "
+                                        "or a model id already in the Hugging Face cache.")
     adapter: str | None = Field(None, description="A saved PEFT adapter directory to load on top of the model.")
     lora_rank: int = Field(0, ge=0, description="LoRA rank; 0 = train all weights (small models only).")
     lora_alpha: float | None = Field(None, gt=0, description="LoRA alpha; default 2 x rank.")
@@ -56,6 +58,8 @@ class LMConfig(Config):
     max_context_tokens: int | None = Field(None, ge=16, description="Episode token budget; default the model's window.")
     device: str = Field("auto", description="auto | cpu | cuda | cuda:N")
     dtype: str = Field("auto", description="auto | float32 | bfloat16 | float16 (auto: bf16 on GPU, fp32 on CPU)")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: memory "
+                                         "for time (real models, long episodes). Sampling is unaffected.")
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -157,12 +161,13 @@ class LMPolicy(Policy):
         from transformers import AutoModelForCausalLM
 
         _quiet_transformers()
-        check_model_path(cfg.model)
-        tokenizer = load_tokenizer(cfg.model)
+        path = resolve_model(cfg.model)  # a name (smollm2-135m) -> its installed folder
+        check_model_path(path)
+        tokenizer = load_tokenizer(path)
         if not getattr(tokenizer, "chat_template", None):
             ChatEncoder(tokenizer, name=f"model {cfg.model!r}")  # raises the chat-template error
         device = resolve_device(cfg.device)
-        model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=resolve_dtype(cfg.dtype, device)).to(device)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(cfg.dtype, device)).to(device)
         if cfg.adapter:
             from peft import PeftModel
 
@@ -176,6 +181,13 @@ class LMPolicy(Policy):
                               lora_dropout=cfg.lora_dropout, target_modules=cfg.lora_target_modules,
                               task_type="CAUSAL_LM")
             model = get_peft_model(model, lora)
+        if cfg.gradient_checkpointing:
+            # non-reentrant: works with frozen base weights (LoRA) without forcing input grads
+            kwargs = {"use_reentrant": False}
+            if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5 (the old name is deprecated)
+                model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+            else:
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
         return cls(model, tokenizer, cfg)
 
     def _stop_tokens(self) -> tuple[int, ...]:

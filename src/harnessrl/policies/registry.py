@@ -2,7 +2,8 @@
 
     --policy oracle                     scripted (oracle, noop, explore, oracle-drop, ...)
     --policy endpoint:MODEL             an OpenAI-compatible endpoint (options: base_url, api_key_env, ...)
-    --policy lm:PATH                    a Hugging Face causal LM (options: any LMConfig field)
+    --policy lm:PATH_OR_NAME            a Hugging Face causal LM: a folder, or a name from `harnessrl models list`
+                                        (options: any LMConfig field)
 
 A `PolicySpec` is plain data (picklable), so process-pool and Ray workers rebuild the same
 policy on their side instead of shipping a live object (a model, an HTTP client) across.

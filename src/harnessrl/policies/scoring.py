@@ -86,6 +86,8 @@ def _shared_prefix(model, input_ids, attention_mask, target, temperature, with_e
     has = target.any(-1)
     if not has.all():
         return None
+    if model.training and torch.is_grad_enabled() and any(getattr(m, "gradient_checkpointing", False) for m in model.modules()):
+        return None  # checkpointed layers return no cache in training: score rows whole
     first = target.float().argmax(-1)  # each row's first target: its prompt is ids[:first]
     keys = [tuple(input_ids[b, : int(first[b])].tolist()) for b in range(B)]
     groups: dict[tuple[int, ...], int] = {}

@@ -48,7 +48,7 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
-from harnessrl.recipes.lm_base import LMRecipeConfig, attach_ref_logprob, samples
+from harnessrl.recipes.lm_base import LMRecipeConfig, attach_ref_logprob, samples, sampling_group_size
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import check_same_config, json_stage
 from harnessrl.recipes.workers import DirectQueue, all_runs, folder_lock, run_pool
@@ -135,7 +135,8 @@ def tasks_of(cfg: HarnessTeacherConfig) -> tuple[list[Any], list[Any]]:
 
 def policy_config(cfg: HarnessTeacherConfig, model: str, **kw: Any) -> LMConfig:
     return LMConfig(model=model, lora_rank=kw.pop("lora_rank", 0), device=cfg.device, temperature=1.0,
-                    max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens, **kw)
+                    max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens,
+                    gradient_checkpointing=cfg.gradient_checkpointing, **kw)
 
 
 # ----------------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks:
         progress(f"sampling {run_id}", done[0], len(jobs))
 
     episodes = run_jobs(PolicySpec("lm", model, opts), jobs, backend=cfg.backend, workers=cfg.workers,
-                        group_size=max(n, 256), run_id=run_id, address=cfg.ray_address, on_chunk=tick)
+                        group_size=sampling_group_size(cfg, n), run_id=run_id, address=cfg.ray_address, on_chunk=tick)
     for eid, ep in zip(ids, episodes):
         ep.episode_id = eid
     if reference is not None:
@@ -187,7 +188,8 @@ def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None
         policy=policy_config(cfg, start[0], lora_rank=cfg.lora_rank, adapter=start[1]), run_dir=str(out / "runs" / name),
         store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[task_id(t) for t in train],
         harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
-        objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"))
+        objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"),
+        micro_batch_tokens=cfg.micro_batch_tokens)
     on_update = (lambda r: queue.put((name, r["update"], updates))) if queue is not None else None
     trainer = AgentTrainer(tcfg, tasks=train, on_update=on_update)
     trainer.run(resume=(Path(tcfg.run_dir) / "checkpoint.pt").exists())
@@ -238,7 +240,8 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
                                            max_positions=cfg.max_context_tokens or 512)
     sft_model, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
                                      cfg.train_harness, train, seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
-                                     lr=cfg.sft_lr, batch_rows=cfg.sft_batch, progress=progress)
+                                     lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
+                                     progress=progress)
     reference = LMPolicy.from_config(policy_config(cfg, sft_model))
 
     # 2. the unseen harness is sealed before any RL touches the model

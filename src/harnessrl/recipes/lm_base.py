@@ -3,20 +3,26 @@ the reference log-probs that KL and mismatch estimates read from the record stor
 
 The multi-harness and harness-teacher recipes subclass this and override only the defaults
 their experiment needs, so `--model`, `--lora-rank`, `--set sft_seeds=...` mean the same in both.
+
+Defaults are keyed to the model. The field defaults suit the tiny LM built here (random init,
+3e-3 learning rates, 12-token replies); with `--model` they would wreck a pretrained model
+(and cut its replies off), so a given model starts from `REAL_MODEL_DEFAULTS`, overlaid with
+its own entry in `MODEL_PRESETS` when it has one (a folder holding a tiny LM keeps the tiny
+defaults). Anything set explicitly (a scale preset, a config file, `--set`) still wins.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harnessrl.analysis.samples import Samples
 from harnessrl.config import Config
 from harnessrl.episode import Episode
-from harnessrl.policies.lm import LMPolicy
+from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
 from harnessrl.train.sequences import build_batch, micro_batches
 
@@ -40,6 +46,82 @@ class LMRecipeConfig(Config):
     kl_coef: float = 0.0
     max_new_tokens: int = 12
     max_context_tokens: int | None = None
+    # memory budgets: what a real model on a small machine needs to be able to lower
+    sft_micro_batch_tokens: int = Field(32_768, ge=64, description="Padded tokens per SFT forward/backward pass.")
+    micro_batch_tokens: int = Field(32_768, ge=64, description="Padded tokens per RL forward/backward pass.")
+    eval_batch_tokens: int = Field(65_536, ge=64, description="Context tokens one lockstep sampling group may hold "
+                                   "(bounds the KV cache); the group size follows from it.")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass (less memory).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_for_the_model(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("model") and not _is_tiny(str(data["model"])):
+            preset = {**REAL_MODEL_DEFAULTS, **MODEL_PRESETS.get(str(data["model"]), {})}
+            data = {**{k: v for k, v in preset.items() if k in cls.model_fields}, **data}
+        return data
+
+
+#: Any given (pretrained) model: LoRA, learning rates for pretrained weights, replies long enough to finish.
+REAL_MODEL_DEFAULTS: dict[str, Any] = {
+    "lora_rank": 16, "sft_lr": 1e-4, "sft_batch": 8, "sft_epochs": 2, "lr": 2e-5, "max_new_tokens": 256,
+    "sft_micro_batch_tokens": 8192, "micro_batch_tokens": 8192, "eval_batch_tokens": 32_768,
+}
+#: Per named model (`harnessrl models list`), on top of REAL_MODEL_DEFAULTS.
+MODEL_PRESETS: dict[str, dict[str, Any]] = {
+    # 135M parameters, 8k window. On 2 CPU cores a LoRA r=16 forward+backward runs ~40 tokens/s,
+    # so the small scale (the lookup suite: replies are one short command) is cut to fit ~90 min:
+    # one seed per grouping rule, a few updates, a small held-out split, one SFT pass.
+    # DESIGNED, NOT YET MEASURED end to end (see docs/real-model.md).
+    "smollm2-135m": {
+        "lr": 5e-5, "sft_lr": 2e-4, "max_new_tokens": 48, "max_context_tokens": 1024,
+        "micro_batch_tokens": 4096, "sft_micro_batch_tokens": 4096, "eval_batch_tokens": 32_768,
+        "sft_seeds": 1, "sft_epochs": 1, "group_size": 4, "tasks_per_update": 2,
+        # recipe multi-harness
+        "seeds": [0], "updates": 6, "eval_fraction": 0.05, "eval_seeds": 1,
+        # study (harness-teacher)
+        "eval_tasks": 8, "agent_updates": 6, "further_updates": 3, "epochs": 1, "minibatches": 1,
+        "ref_samples": 8, "eval_samples": 4,
+    },
+}
+
+
+def _is_tiny(model: str) -> bool:
+    """A model folder whose config describes a tiny LM (< 20M parameters, like the ones built here)
+    keeps the tiny defaults; named models, bigger folders and hub ids get the real-model ones."""
+    import json
+    from pathlib import Path
+
+    cfg = Path(model) / "config.json"
+    if model in MODEL_PRESETS or not cfg.exists():
+        return False
+    try:
+        c = json.loads(cfg.read_text())
+        h, layers, vocab = int(c["hidden_size"]), int(c["num_hidden_layers"]), int(c["vocab_size"])
+    except (ValueError, KeyError, TypeError):
+        return False
+    return 12 * layers * h * h + vocab * h < 20_000_000
+
+
+def policy_config(cfg: LMRecipeConfig, model: str, **kw: Any) -> LMConfig:
+    """The LMConfig a recipe builds for `model`, carrying the recipe's budgets and memory options."""
+    base = dict(device=cfg.device, max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens,
+                gradient_checkpointing=cfg.gradient_checkpointing)
+    return LMConfig(model=model, **{**base, **kw})
+
+
+def sampling_group_size(cfg: LMRecipeConfig, n: int = 1, turns: int = 4) -> int:
+    """Episodes sampled in one lockstep group, so that their contexts fit `eval_batch_tokens`.
+
+    An episode's context grows to at most max_context_tokens (default: `turns` replies of
+    max_new_tokens plus a 1024-token prompt); the KV cache of a group is proportional to it.
+    The tiny LM built here (no model given) keeps its groups of max(n, 256): its cache is
+    kilobytes, and its recorded results stay reproducible.
+    """
+    if not cfg.model:
+        return max(n, 256)
+    per_episode = cfg.max_context_tokens or (1024 + turns * cfg.max_new_tokens)
+    return max(1, cfg.eval_batch_tokens // per_episode)
 
 
 @torch.no_grad()

@@ -34,10 +34,10 @@ from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate.seal import create_seal, load_seal
 from harnessrl.harness.base import make_harness
-from harnessrl.policies.lm import LMConfig, LMPolicy
+from harnessrl.policies.lm import LMPolicy
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
-from harnessrl.recipes.lm_base import LMRecipeConfig
+from harnessrl.recipes.lm_base import LMRecipeConfig, policy_config, sampling_group_size
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.workers import all_runs, folder_lock, run_pool
 from harnessrl.rollout.loop import RolloutItem, run_group
@@ -97,10 +97,10 @@ def build_model(cfg: MultiHarnessConfig, out: Path, train: list[Any]) -> str:
 def warm_start(cfg: MultiHarnessConfig, out: Path, model: str, train: list[Any],
                progress: Callable[[str, int, int | None], None]) -> tuple[str, dict[str, Any]]:
     """SFT on oracle demonstrations through the one SFT harness; returns the merged model's path."""
-    policy_cfg = LMConfig(model=model, lora_rank=cfg.lora_rank, device=cfg.device,
-                          max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens)
+    policy_cfg = policy_config(cfg, model, lora_rank=cfg.lora_rank)
     return sft_warm_start(out / "sft", policy_cfg, Oracle(), cfg.sft_harness, train, seeds=cfg.sft_seeds,
-                          epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_rows=cfg.sft_batch, progress=progress)
+                          epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_rows=cfg.sft_batch,
+                          micro_batch_tokens=cfg.sft_micro_batch_tokens, progress=progress)
 
 
 def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:
@@ -119,7 +119,7 @@ def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:
 
 
 def evaluate(policy: LMPolicy, harness_ids: list[str], tasks: list[Any], seeds: int, run_id: str,
-             store: RecordStore) -> list[str]:
+             store: RecordStore, group: int = 256) -> list[str]:
     """Greedy episodes of `policy` on every (task, harness, seed); stored once (idempotent on resume)."""
     done = store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist()
     items = [RolloutItem(make_harness(h), t, 10_000 + s) for h in harness_ids for t in tasks for s in range(seeds)]
@@ -129,8 +129,8 @@ def evaluate(policy: LMPolicy, harness_ids: list[str], tasks: list[Any], seeds: 
     policy.cfg = policy.cfg.model_copy(update={"temperature": 0.0})
     policy.reseed(0)
     episodes: list[Episode] = []
-    for lo in range(0, len(items), 256):  # bounded batches: memory, and a crash loses little
-        episodes += run_group(policy, items[lo:lo + 256], run_id=run_id, key_prefix=f"{run_id}-{lo}-")
+    for lo in range(0, len(items), group):  # bounded batches (sampling_group_size): memory, and a crash loses little
+        episodes += run_group(policy, items[lo:lo + group], run_id=run_id, key_prefix=f"{run_id}-{lo}-")
     for eid, ep in zip(ids, episodes):
         ep.episode_id = eid
         ep.metadata["eval"] = True
@@ -140,8 +140,8 @@ def evaluate(policy: LMPolicy, harness_ids: list[str], tasks: list[Any], seeds: 
 
 def rl_config(cfg: MultiHarnessConfig, out: Path, sft_model: str, rule: str, seed: int, train: list[Any]) -> AgentTrainConfig:
     return AgentTrainConfig(
-        policy=LMConfig(model=sft_model, lora_rank=cfg.lora_rank, device=cfg.device, temperature=cfg.temperature,
-                        max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens),
+        policy=policy_config(cfg, sft_model, lora_rank=cfg.lora_rank, temperature=cfg.temperature),
+        micro_batch_tokens=cfg.micro_batch_tokens,
         run_dir=str(out / "runs" / f"{rule}-s{seed}"), store=str(out / "store"), run_id=f"{rule}-s{seed}",
         suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.train_harnesses),
         group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=cfg.updates, grouping=rule,
@@ -161,8 +161,8 @@ def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue
     rows = trainer.run(resume=True)
     train_s = time.perf_counter() - t0
     store = RecordStore(tcfg.store)
-    ids = evaluate(trainer.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store)
-    sealed = evaluate(trainer.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store)
+    ids = evaluate(trainer.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store, sampling_group_size(cfg))
+    sealed = evaluate(trainer.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store, sampling_group_size(cfg))
     return {"key": key, "rule": rule, "seed": seed, "metrics": rows, "eval_ids": ids, "sealed_ids": sealed, "train_s": train_s}
 
 
@@ -184,10 +184,9 @@ def _run(cfg: MultiHarnessConfig, out: Path, progress: Callable[[str, int, int |
     sft_model, sft_info = warm_start(cfg, out, model, train, progress)
     seal = make_seal(cfg, out)
     store = RecordStore(out / "store")
-    base = LMPolicy.from_config(LMConfig(model=sft_model, device=cfg.device, max_new_tokens=cfg.max_new_tokens,
-                                         max_context_tokens=cfg.max_context_tokens))
-    sft_ids = evaluate(base, cfg.train_harnesses, held_out, cfg.eval_seeds, "eval-sft", store)
-    sft_sealed = evaluate(base, [cfg.sealed_harness], held_out, cfg.eval_seeds, "sealed-sft", store)
+    base = LMPolicy.from_config(policy_config(cfg, sft_model))
+    sft_ids = evaluate(base, cfg.train_harnesses, held_out, cfg.eval_seeds, "eval-sft", store, sampling_group_size(cfg))
+    sft_sealed = evaluate(base, [cfg.sealed_harness], held_out, cfg.eval_seeds, "sealed-sft", store, sampling_group_size(cfg))
     del base
     jobs = [(rule, seed) for rule in cfg.rules for seed in cfg.seeds]
     cfg_json = cfg.model_dump_json()

@@ -110,7 +110,7 @@ def build_tiny_for(out: Path, teacher: Policy, harness_ids: list[str], tasks: li
 
 
 def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str, tasks: list[Any], *,
-               seeds: int, epochs: int, lr: float, batch_rows: int,
+               seeds: int, epochs: int, lr: float, batch_rows: int, micro_batch_tokens: int = 32_768,
                progress: Callable[[str, int, int | None], None] = lambda *a: None) -> tuple[str, dict[str, Any]]:
     """SFT on `teacher`'s demonstrations through ONE harness; saves the merged model to `out`.
 
@@ -123,7 +123,7 @@ def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str
     policy = LMPolicy.from_config(policy_cfg)
     demos = demonstrations(policy, teacher, [make_harness(harness_id)], tasks, seeds=tuple(range(seeds)))
     steps = epochs * -(-len(demos) // batch_rows)
-    losses = sft(policy, demos, epochs=epochs, lr=lr, batch_rows=batch_rows,
+    losses = sft(policy, demos, epochs=epochs, lr=lr, batch_rows=batch_rows, micro_batch_tokens=micro_batch_tokens,
                  on_step=lambda i, loss: progress("SFT steps", i, steps))
     policy.save_merged(out)
     info = {"harness": harness_id, "demonstrations": len(demos),

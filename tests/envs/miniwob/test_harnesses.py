@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harnessrl.envs.miniwob import ORACLES, Click, MiniWoBTask, close_shared_pool, get_oracle
 from harnessrl.harness.base import FormatError, Intent, ToolCall, load_spec, make_harness
-from harnessrl.policies.base import AgentState
+from harnessrl.policies.base import AgentState, Privileged
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import MALFORMED, Oracle
 from harnessrl.rollout.backends import Job, run_jobs
