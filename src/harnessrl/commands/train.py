@@ -34,8 +34,7 @@ def agent(
     if engine == "trl":
         return _trl(config, overrides, model, lora_rank, run_dir, resume)
     with user_errors():
-        sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
-                                                             ("run_dir", run_dir)) if v is not None]
+        sets = _sets(overrides, model, lora_rank, run_dir)
         cfg = load_config(AgentTrainConfig, config, sets)
         check_writable_dir(Path(cfg.run_dir), "--run-dir")
         if cfg.store:
@@ -56,8 +55,7 @@ def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank
     from harnessrl.engines.trl_config import TRLRunConfig
 
     with user_errors():
-        sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
-                                                             ("run_dir", run_dir)) if v is not None]
+        sets = _sets(overrides, model, lora_rank, run_dir)
         cfg = load_config(TRLRunConfig, config, sets)
         check_writable_dir(Path(cfg.run_dir), "--run-dir")
         if cfg.store:
@@ -70,3 +68,9 @@ def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank
         trainer.run(resume=resume)
     console.print(f"metrics: {Path(cfg.run_dir) / 'metrics.csv'}  adapter/weights: {Path(cfg.run_dir) / 'final'}  "
                   f"episodes: {cfg.store or Path(cfg.run_dir) / 'store'}")
+
+
+def _sets(overrides: list[str], model: str | None, lora_rank: int | None, run_dir: Path | None) -> list[str]:
+    """--set values plus the shortcut options, in the order load_config applies them (shortcuts win)."""
+    return list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
+                                                        ("run_dir", run_dir)) if v is not None]

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harnessrl.episode import SCHEMA_VERSION
+from harnessrl.fileio import fsync_dir  # noqa: F401  (re-exported by harnessrl.records)
 
 MANIFEST = "manifest.jsonl"
 SHARD_DIR = "shards"
@@ -67,15 +68,6 @@ class Manifest:
         out = [f"{MANIFEST}: the last line has no newline (a commit that did not finish, or an edit): {self.torn[:120]!r}"
                ] if self.torn is not None else []
         return out + [f"{MANIFEST}: shard listed more than once, its episodes would count twice: {d}" for d in self.duplicates]
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a directory entry (a new or renamed file in it) durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def recover_hint(root: Path) -> str:
