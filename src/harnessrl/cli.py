@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from harnessrl import __version__
+from harnessrl.commands import audit as audit_cmd
 from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 
@@ -22,6 +23,7 @@ app.add_typer(recipe.app, name="recipe")
 app.add_typer(train.app, name="train")
 app.command("analyze")(analyze.analyze)
 app.command("study")(study.study)
+app.command("audit")(audit_cmd.audit_command)
 
 
 @app.command()

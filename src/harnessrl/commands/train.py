@@ -19,6 +19,7 @@ def agent(
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="Shortcut for --set policy.lora_rank=..."),
     run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Checkpoint, metrics table and final adapter."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the run folder's checkpoint (exactly, even after kill -9)."),
+    audit: bool = typer.Option(False, "--audit", help="Run `harnessrl audit` on the suite x harnesses first; refuse to train on a suite with a hole."),
 ) -> None:
     """GRPO / GSPO / RLOO / PPO on multi-turn episodes, Within or Cross grouping, KL to the adapter-disabled model."""
     from harnessrl.config import load_config
@@ -29,6 +30,10 @@ def agent(
         sets = list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
                                                              ("run_dir", run_dir)) if v is not None]
         cfg = load_config(AgentTrainConfig, config, sets)
+        if audit:
+            from harnessrl.commands.audit import require_clean_audit
+
+            require_clean_audit(cfg.suite, list(cfg.harnesses), cfg.tasks, Path(cfg.store or Path(cfg.run_dir) / "store"))
         trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
