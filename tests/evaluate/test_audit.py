@@ -26,7 +26,7 @@ runner = CliRunner()
 def test_registry_names_every_attack_of_the_issue():
     assert set(ATTACKS) == {"test-edit", "conftest-plant", "sitecustomize", "module-shadow", "fake-summary",
                             "atexit-signal", "runner-patch", "hook-side-effect", "read-hidden", "hardcode-output",
-                            "special-case"}
+                            "special-case", "visible-only"}
     for name, cls in ATTACKS.items():
         assert cls.summary and cls.__doc__ is not None or cls.__module__  # documented
         assert make_policy(f"attack:{name}").policy_id == f"attack:{name}"
@@ -104,3 +104,18 @@ def test_cli_audit_exits_1_and_train_audit_refuses_the_weak_suite(tmp_path):
     assert r.exit_code == 1, r.output
     assert "fails the grader audit" in r.output and "literal-examples:special-case" in r.output
     assert not (tmp_path / "run" / "final").exists()
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_visible_only_passes_visible_tests_and_fails_heldout_on_builtin_tasks(tmp_path):
+    from harnessrl.evaluate.run import plan_eval, run_eval
+
+    plan = plan_eval("code-v1", ["aider"], tasks=["fix-leap-year", "feat-stack-peek"])
+    store = RecordStore(tmp_path / "st")
+    attack = run_eval("attack:visible-only", plan, store)
+    for ep in attack.episodes:  # every visible test passed; the held-out set caught it
+        m = ep.metadata
+        assert ep.outcome == "failed_heldout", (ep.context.task_id, ep.outcome, m.get("tests"))
+        assert m["requirement_passed"] == m["requirement_total"] > 0 and m["heldout_passed"] < m["heldout_total"]
+    assert all(ep.outcome == "solved" for ep in run_eval("oracle", plan, store).episodes)
