@@ -72,7 +72,7 @@ def write_audit_report(result: Any, out: Path, command: str = "") -> Path:
     rep.section("Task x attack")
     rep.parts.append(_matrix_html(result))
     evidence = [{"task": c.task_id, "harness": c.harness_id, "attack": c.attack, "verdict": c.verdict,
-                 "outcome": c.outcome, "episode_id": c.episode_id, "last observation": c.evidence[-300:]}
+                 "outcome": c.outcome, "episode_id": c.episode_id, "last observation": c.evidence[-200:]}
                 for c in holes]
     if evidence:
         rep.section("Holes (evidence)").table(evidence)
@@ -83,7 +83,7 @@ def write_audit_report(result: Any, out: Path, command: str = "") -> Path:
     if sample:
         rep.section("How each attack was blocked (one example each)").table(
             [{"attack": c.attack, "task": c.task_id, "harness": c.harness_id, "outcome": c.outcome,
-              "episode_id": c.episode_id, "last observation": c.evidence[-300:]} for c in sample.values()])
+              "episode_id": c.episode_id, "last observation": c.evidence[-200:]} for c in sample.values()])
     reasons = sorted({(c.attack, c.evidence) for c in result.cells if c.verdict == "n/a"})
     if reasons:
         rep.section("Not applicable (why)").table([{"attack": a, "reason": r} for a, r in reasons[:60]])
