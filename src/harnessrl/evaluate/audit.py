@@ -88,7 +88,10 @@ def run_audit(suite: str | Any, store: RecordStore, *, harnesses: Sequence[str] 
     unknown = [a for a in names if a not in ATTACKS]
     if unknown:
         raise ConfigError(f"--attacks: unknown {unknown}; known: {', '.join(ATTACKS)}")
-    plan = plan_eval(suite, harnesses, 1, tasks=tasks)
+    try:
+        plan = plan_eval(suite, harnesses, 1, tasks=tasks)
+    except ConfigError as err:
+        raise ConfigError(f"audit: {err} (the audit runs on code and terminal suites graded by tests)") from None
     if any(getattr(t, "kind", "") not in ("code", "terminal") for t in plan.tasks):
         raise ConfigError(f"suite {plan.suite_name!r}: audit runs on code and terminal suites (tasks graded by tests)")
     run_id = run_id or f"audit-{plan.suite_name}-{time.strftime('%Y%m%d-%H%M%S')}"
