@@ -36,7 +36,7 @@ def multi_harness(
         if audit:
             from harnessrl.commands.audit import require_clean_audit
 
-            require_clean_audit(cfg.suite, list(cfg.train_harnesses), None, out / "audit-store")
+            require_clean_audit(cfg.suite, list(cfg.train_harnesses), None, None)  # default store: --out stays untouched
         console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
                       f"{cfg.workers} worker(s) -> {out}")
         t0 = time.perf_counter()
