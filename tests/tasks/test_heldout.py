@@ -51,3 +51,26 @@ def test_special_casing_passes_visible_fails_heldout_in_the_sandbox(sandbox, tmp
         rt.workspace.write_text("calc.py", FIXED)
         s = rt.score()
         assert s.success and s.counts("heldout") == (1, 1), s.summary()
+
+
+@pytest.mark.sandbox
+def test_foreign_loaders_take_tests_heldout_as_the_heldout_set(sandbox, tmp_path):
+    import shutil
+
+    from harnessrl.tasks.loaders import load_suite
+
+    from .conftest import FIXTURES
+
+    root = tmp_path / "harbor"
+    shutil.copytree(FIXTURES / "harbor" / "count-lines", root / "count-lines")
+    plain = load_suite(root)["count-lines"]
+    assert plain.test_files["heldout"] == ()
+    (root / "count-lines" / "tests" / "heldout").mkdir()
+    (root / "count-lines" / "tests" / "heldout" / "test_never.py").write_text("def test_held():\n    assert False\n")
+    task = load_suite(root)["count-lines"]
+    assert task.test_files["heldout"] == ("heldout/test_never.py",)
+    assert "heldout/test_never.py" not in task.test_files["requirement"]
+    with TaskRuntime(task, sandbox) as rt:
+        rt.apply_solution()
+        s = rt.score()
+    assert s.outcome == "failed_heldout" and s.counts("heldout") == (0, 1), s.summary()
