@@ -13,6 +13,7 @@ except ImportError:  # pragma: no cover - older typer on plain click
     from click import exceptions as cx
 
 from harnessrl import __version__
+from harnessrl.commands import audit as audit_cmd
 from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 from harnessrl.commands import tasks as tasks_cmd
@@ -62,6 +63,7 @@ app.command("analyze")(analyze.analyze)
 app.command("study")(study.study)
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(models_cmd.app, name="models")
+app.command("audit")(audit_cmd.audit_command)
 
 
 @app.command()

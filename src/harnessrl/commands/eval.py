@@ -92,7 +92,7 @@ def eval_command(
 
 
 SHORT = {"format_error": "fmt", "timeout": "time", "turn_limit": "turns", "dropped_requirement": "drop",
-         "broke_existing": "broke", "test_error": "test", "crash": "crash"}
+         "broke_existing": "broke", "failed_heldout": "heldout", "test_error": "test", "crash": "crash"}
 
 
 def print_result(result) -> None:

@@ -22,6 +22,7 @@ def agent(
     resume: bool = typer.Option(False, "--resume", help="Continue from the run folder's checkpoint (exactly, even after kill -9)."),
     engine: str = typer.Option("native", "--engine", help="native (this process) | trl (TRL GRPOTrainer: accelerate, "
                                "DeepSpeed/FSDP, vLLM; many processes: accelerate launch -m harnessrl.engines.trl)."),
+    audit: bool = typer.Option(False, "--audit", help="Run `harnessrl audit` on the suite x harnesses first; refuse to train on a suite with a hole."),
 ) -> None:
     """GRPO / GSPO / RLOO / PPO on multi-turn episodes, Within or Cross grouping, KL to the adapter-disabled model."""
     from harnessrl.config import load_config
@@ -32,13 +33,15 @@ def agent(
         with user_errors():
             raise ConfigError(f"--engine {engine!r}: choose native or trl")
     if engine == "trl":
-        return _trl(config, overrides, model, lora_rank, run_dir, resume)
+        return _trl(config, overrides, model, lora_rank, run_dir, resume, audit)
     with user_errors():
         sets = _sets(overrides, model, lora_rank, run_dir)
         cfg = load_config(AgentTrainConfig, config, sets)
         check_writable_dir(Path(cfg.run_dir), "--run-dir")
         if cfg.store:
             check_store_writable(Path(cfg.store), "store")
+        if audit:
+            _require_clean_audit(cfg)
         trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
@@ -48,7 +51,7 @@ def agent(
 
 
 def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank: int | None, run_dir: Path | None,
-         resume: bool) -> None:
+         resume: bool, audit: bool) -> None:
     """The same run file inside TRL's GRPOTrainer, in this process (engines/trl.py)."""
     from harnessrl.config import load_config
     from harnessrl.engines.trl import TRLEngine
@@ -60,6 +63,8 @@ def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank
         check_writable_dir(Path(cfg.run_dir), "--run-dir")
         if cfg.store:
             check_store_writable(Path(cfg.store), "store")
+        if audit:
+            _require_clean_audit(cfg)
         trainer = TRLEngine(cfg)
         for note in trainer.plan.notes:
             console.print(f"note: {note}", highlight=False)
@@ -74,3 +79,10 @@ def _sets(overrides: list[str], model: str | None, lora_rank: int | None, run_di
     """--set values plus the shortcut options, in the order load_config applies them (shortcuts win)."""
     return list(overrides) + [f"{k}={v}" for k, v in (("policy.model", model), ("policy.lora_rank", lora_rank),
                                                         ("run_dir", run_dir)) if v is not None]
+
+
+def _require_clean_audit(cfg) -> None:
+    """--audit: run the grader audit on the run's suite x harnesses; a suite with a hole is refused (exit 1)."""
+    from harnessrl.commands.audit import require_clean_audit
+
+    require_clean_audit(cfg.suite, list(cfg.harnesses), cfg.tasks, Path(cfg.store or Path(cfg.run_dir) / "store"))

@@ -28,7 +28,7 @@ import numpy as np
 from harnessrl.episode import Episode
 from harnessrl.evaluate.stats import bootstrap_ci, pass_at_k, pass_at_k_ci
 
-FAILURE_MODES = ("format_error", "timeout", "turn_limit", "dropped_requirement", "broke_existing", "test_error", "crash")
+FAILURE_MODES = ("format_error", "timeout", "turn_limit", "dropped_requirement", "broke_existing", "failed_heldout", "test_error", "crash")
 
 
 def failure_modes(ep: Episode) -> list[str]:
@@ -36,7 +36,7 @@ def failure_modes(ep: Episode) -> list[str]:
         return []
     modes = [ep.status] if ep.status in ("format_error", "timeout", "turn_limit", "crash") else []
     for part in (ep.outcome or "").split("+"):
-        if part in ("dropped_requirement", "broke_existing", "test_error") and part not in modes:
+        if part in ("dropped_requirement", "broke_existing", "failed_heldout", "test_error") and part not in modes:
             modes.append(part)
     return modes or ["failed"]
 

@@ -118,7 +118,7 @@ def files_block(env: Any, max_chars: int, fence: str = "```") -> str:
 def score(env: Any) -> Score:
     s = env.score()
     info = s.to_dict()
-    for group in ("requirement", "regression"):
+    for group in ("requirement", "regression", "heldout"):
         passed, total = s.counts(group)
         info[f"{group}_passed"], info[f"{group}_total"] = passed, total
     info["failure_modes"] = list(s.failure_modes)

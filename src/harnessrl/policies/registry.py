@@ -24,6 +24,7 @@ FACTORIES: dict[str, str] = {
     "lm": "harnessrl.policies.registry:_lm_from_spec",
     "probe-skill-blind": "harnessrl.policies.skill_probes:blind_from_spec",
     "probe-section-follower": "harnessrl.policies.skill_probes:follower_from_spec",
+    "attack": "harnessrl.policies.adversaries:from_spec",
 }
 
 

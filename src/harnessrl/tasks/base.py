@@ -11,6 +11,9 @@ A suite is a folder::
                                    fresh workspace before the agent starts, e.g. to build git history
         tests/requirement/*.py     HIDDEN pytest files checking the new behaviour
         tests/regression/*.py      HIDDEN pytest files checking behaviour that must keep working
+        tests/heldout/*.py         optional HIDDEN held-out tests: the same requirement on other inputs,
+                                   never shown or hinted at in the text; a task passes only if they pass
+                                   too (against solutions that special-case the visible tests)
         tests/...                  HIDDEN helpers and data (the tests see them under /tests)
         solution/edits.toml        exact replacements and whole files (below)
         solution/solve.sh          a shell script run in /app
@@ -56,7 +59,7 @@ from pydantic import Field
 from harnessrl.config import Config, ConfigError, load_config, read_file
 from harnessrl.tasks.workspace import Workspace
 
-TEST_GROUPS = ("requirement", "regression")
+TEST_GROUPS = ("requirement", "regression", "heldout")
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 
 

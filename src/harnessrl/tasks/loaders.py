@@ -236,6 +236,12 @@ def _pytest_files(tests: Path) -> tuple[str, ...]:
     return tuple(sorted(str(p.relative_to(tests)) for p in tests.rglob("test_*.py")))
 
 
+def _groups(files: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Foreign tests are all requirement tests, except an optional held-out set under tests/heldout/."""
+    heldout = tuple(f for f in files if f.startswith("heldout/"))
+    return {"requirement": tuple(f for f in files if f not in heldout), "regression": (), "heldout": heldout}
+
+
 def _difficulty(value) -> str:
     return value if value in ("easy", "medium", "hard") else "medium"
 
@@ -292,7 +298,7 @@ def load_terminal_bench_task(folder: Path, suite: str, pins: Pins = "exact") -> 
     )
     return Task(
         id=f"{suite}/{folder.name}", name=folder.name, suite=suite, instruction=str(instruction).strip() + "\n",
-        root=folder, workspace_dir=None, tests_dir=tests, test_files={"requirement": files, "regression": ()},
+        root=folder, workspace_dir=None, tests_dir=tests, test_files=_groups(files),
         solution=solution, setup_script="\n".join(env.setup) or None, meta=meta, source="terminal-bench",
         notes=tuple(env.notes), env=env.env, extra_files=tuple(env.copies),
     )
@@ -353,7 +359,7 @@ def load_harbor_task(folder: Path, suite: str, pins: Pins = "exact") -> Task:
     )
     return Task(
         id=f"{suite}/{folder.name}", name=folder.name, suite=suite, instruction=instruction_path.read_text().strip() + "\n",
-        root=folder, workspace_dir=None, tests_dir=tests, test_files={"requirement": files, "regression": ()},
+        root=folder, workspace_dir=None, tests_dir=tests, test_files=_groups(files),
         solution=solution, setup_script="\n".join(env.setup) or None, meta=meta, test_runner=runner, test_script=script,
         source="harbor", notes=tuple(env.notes), env=env.env, extra_files=tuple(env.copies),
     )

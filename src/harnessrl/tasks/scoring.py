@@ -2,7 +2,7 @@
 
     score = score_workspace(task, workspace, sandbox)
     score.outcome     "solved" | "dropped_requirement" | "broke_existing"
-                      | "dropped_requirement+broke_existing" | "test_error"
+                      | "dropped_requirement+broke_existing" | "failed_heldout" | "test_error"
     score.success     True only for "solved"
     score.tests       per-test results (nodeid, group, outcome) from the grader's report
     score.reward      1.0 / 0.0 (a Harbor test.sh may write a fractional reward)
@@ -11,7 +11,9 @@ Grading is its own trust domain (grader.py, docs/security.md): every process of 
 is killed first; the tests run over a copy of /app owned by a new uid, with the tests and the
 runner read-only, /app last on sys.path, and the verdict read from the grader plugin's report
 (never from stdout). Requirement tests live under requirement/, regression tests under
-regression/; tests of foreign formats (Terminal-Bench, Harbor) all count as requirement tests.
+regression/, optional held-out tests under heldout/ (same requirement, other inputs: a
+solution that passes requirement and regression tests but fails these is `failed_heldout`,
+"passes visible tests, fails held-out", the signature of special-casing); tests of foreign formats (Terminal-Bench, Harbor) all count as requirement tests.
 
 Rules: an empty result never counts as solved; a test file (and so a group) that reports no
 results counts as failed; anything but PASSED (failed, error, skipped, xfail, xpass) is a
@@ -31,7 +33,7 @@ from harnessrl.tasks.grader import TESTS_AT, grader_workspace, run_pytest, run_r
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
 
-OUTCOMES = ("solved", "dropped_requirement", "broke_existing", "dropped_requirement+broke_existing", "test_error")
+OUTCOMES = ("solved", "dropped_requirement", "broke_existing", "dropped_requirement+broke_existing", "failed_heldout", "test_error")
 _SUMMARY = re.compile(r"^=+ short test summary info =+$")
 _FINAL = re.compile(r"^=+ .*\b(passed|failed|error|errors|skipped|deselected|xfailed|xpassed|no tests ran)\b.* in [\d.]+s.* =+$")
 _LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+?)(?: - .*)?$")
@@ -41,7 +43,7 @@ _SKIP_LOC = re.compile(r"^\[\d+\] ([^:]+)(?::\d+)?:")
 @dataclass(frozen=True)
 class TestResult:
     nodeid: str
-    group: str  # "requirement" | "regression"
+    group: str  # "requirement" | "regression" | "heldout"
     outcome: str  # "passed" | "failed" | "error" | "skipped" | "xfail" | "xpass"
 
     __test__ = False  # not a pytest class
@@ -118,7 +120,10 @@ def _normalise(nodeid: str) -> str:
 
 
 def _group_of(nodeid: str) -> str:
-    return "regression" if nodeid.startswith("regression/") else "requirement"
+    for group in ("regression", "heldout"):
+        if nodeid.startswith(group + "/"):
+            return group
+    return "requirement"
 
 
 def classify(task: Task, rows: Sequence[tuple[str, str]]) -> tuple[str, tuple[TestResult, ...], str]:
@@ -136,11 +141,16 @@ def classify(task: Task, rows: Sequence[tuple[str, str]]) -> tuple[str, tuple[Te
     for group in TEST_GROUPS:
         rows_g = [t for t in tests if t.group == group]
         expected = bool(task.test_files.get(group)) or (group == "requirement")
+        if not expected and not rows_g:
+            continue
         silent = [f for f in task.test_files.get(group, ()) if not any(t.nodeid.split("::")[0] == f for t in rows_g)]
         if (expected and not rows_g) or silent or any(t.outcome != "passed" for t in rows_g):
             failed.append(group)
     label = {"requirement": "dropped_requirement", "regression": "broke_existing"}
-    return ("+".join(label[g] for g in failed) or "solved"), tests, ""
+    visible = [g for g in failed if g != "heldout"]
+    if visible:  # held-out results only matter once the visible tests pass
+        return "+".join(label[g] for g in visible), tests, ""
+    return ("failed_heldout" if failed else "solved"), tests, ""
 
 
 def score_workspace(task: Task, workspace: Workspace, sandbox: Sandbox, *, timeout_s: float | None = None) -> Score:

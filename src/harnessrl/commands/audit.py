@@ -1,0 +1,94 @@
+"""`harnessrl audit SUITE`: red-team a suite's grader with the scripted attacks; exit 1 on a hole."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
+
+
+def _split(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, tasks: list[str] | None, store: Path | None,
+                   out: Path | None, workers: int, check_html: bool = True):
+    """Run the audit with a progress bar, print the matrix, write the report; the AuditResult."""
+    from harnessrl.evaluate.audit import run_audit
+    from harnessrl.records import RecordStore
+
+    s = RecordStore(store or default_store())
+    with progress() as bar:
+        job = bar.add_task("attack episodes", total=None)
+        result = run_audit(suite, s, harnesses=harnesses, attacks=attacks, tasks=tasks, workers=workers,
+                           on_progress=lambda n: bar.advance(job, n),
+                           on_attack=lambda name, n: bar.update(job, description=f"{name} ({n} cells)"))
+    print_audit(result)
+    console.print(f"{sum(c.verdict != 'n/a' for c in result.cells)} attack episodes -> {s.root} (runs {result.run_id}-*), "
+                  f"{result.wall_s:.1f} s")
+    out = out or Path("runs") / result.run_id
+    from harnessrl.report.audit import write_audit_report
+
+    command = f"harnessrl audit {suite} --harness {','.join(harnesses)}" + (f" --attacks {','.join(attacks)}" if attacks else "")
+    html_path = write_audit_report(result, out, command)
+    console.print(f"report: {html_path}")
+    if check_html:
+        from harnessrl.report.browser import BrowserError, check_report
+
+        try:
+            check = check_report(html_path)
+            console.print(f"browser check: {check.summary()}")
+            for p in check.problems():
+                console.print(f"[red]{p}[/]")
+        except BrowserError as err:
+            console.print(f"[yellow]browser check skipped: {err}[/]")
+    return result
+
+
+def print_audit(result) -> None:
+    from harnessrl.report.audit import matrix_rows
+
+    t = Table(title=f"Grader audit: {result.suite} (task x attack; HOLE n = scored under n harnesses)")
+    t.add_column("task")
+    for a in result.attacks:
+        t.add_column(a)
+    for row in matrix_rows(result):
+        t.add_row(row["task"], *[f"[bold red]{row[a]}[/]" if row[a].startswith("HOLE") else row[a] for a in result.attacks])
+    console.print(t)
+    for c in result.holes:
+        console.print(f"[red]HOLE[/] {c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})")
+    console.print("[bold green]every applicable attack blocked[/]" if result.passed
+                  else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task")
+
+
+def audit_command(
+    suite: str = typer.Argument(..., help="A suite name (code-v1, terminal-v1) or a suite folder."),
+    harness: str = typer.Option("all", "--harness", "-H", help="'all', or harness ids, comma-separated."),
+    attacks: str = typer.Option("", "--attacks", help="Only these attacks, comma-separated (default: all registered)."),
+    tasks: str = typer.Option("", "--tasks", help="Only these tasks (names or ids, comma-separated)."),
+    workers: int = typer.Option(2, "--workers", "-j", min=1, help="Parallel rollout workers."),
+    out: Path = typer.Option(None, "--out", help="Folder for report.html, audit.json, cells.json [runs/<run id>]."),
+    no_browser: bool = typer.Option(False, "--no-browser-check", help="Skip the headless-Chromium check of the report."),
+    store: Path = StoreOption,
+) -> None:
+    """Run every applicable scripted attack on every task x harness; exit 1 if any attack scores."""
+    with user_errors():
+        started = time.time()
+        result = run_and_report(suite, _split(harness), _split(attacks) or None, _split(tasks) or None, store, out,
+                                workers, check_html=not no_browser)
+    console.print(f"wall time {time.time() - started:.0f} s")
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def require_clean_audit(suite: str, harnesses: list[str], tasks: list[str] | None, store: Path | None) -> None:
+    """For `train --audit`: run the audit and refuse (exit 1) a suite with any hole."""
+    result = run_and_report(suite, harnesses, None, tasks, store, None, workers=1, check_html=False)
+    if not result.passed:
+        holes = sorted({f"{c.task_id}:{c.attack}" for c in result.holes})
+        raise fail(f"suite {suite!r} fails the grader audit ({len(holes)} hole(s): {', '.join(holes[:6])}); "
+                   "fix those tasks (docs/audit.md) or train without --audit", code=1)

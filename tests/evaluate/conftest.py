@@ -1,0 +1,3 @@
+"""The weak-suite fixture's task folders hold their own hidden tests; they run in the sandbox, not here."""
+
+collect_ignore_glob = ["fixtures/*"]
