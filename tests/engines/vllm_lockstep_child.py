@@ -10,6 +10,7 @@ import json
 import sys
 from types import SimpleNamespace
 
+import torch.distributed
 from accelerate import Accelerator
 
 from harnessrl.engines.trl_vllm import VLLMEngine
@@ -43,6 +44,12 @@ def main(out: str) -> None:
     engine.drain()
     with open(f"{out}/rank{r}.json", "w") as f:
         json.dump({"turns": turns, "got": got, "requests": server.requests}, f)
+    # leave the process group before exit: a gloo thread still alive at interpreter exit aborts the
+    # process ("terminate called without an active exception"), which torchrun reports as a failure
+    acc.wait_for_everyone()
+    acc.end_training()
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from tests.real_model import smollm2  # noqa: F401  (fixture)
 class Transcript(Policy):
     """Runs the LM and keeps each episode's final conversation as the harness holds it."""
 
+    privileged = True  # a test recorder: it reads the harness's own conversation (the LM inside never looks)
+
     def __init__(self, lm: LMPolicy):
         self.lm, self.policy_id, self.final = lm, lm.policy_id, {}
 
@@ -31,7 +33,7 @@ class Transcript(Policy):
         return self.lm.act(states)
 
     def end_episode(self, state: AgentState) -> None:
-        self.final[state.episode_key] = [dict(m) for m in state.session.messages]
+        self.final[state.episode_key] = [dict(m) for m in state.privileged.session.messages]
         self.lm.end_episode(state)
 
 

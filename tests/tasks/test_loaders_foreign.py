@@ -174,7 +174,11 @@ def test_check_rows_cover_every_folder(tmp_path: Path):
     assert rows["fine"].reason == "" and all(r.fix for r in rows.values() if r.status == "rejected")
 
 
-def test_tasks_check_prints_the_table(tmp_path: Path):
+def test_tasks_check_prints_the_table(tmp_path: Path, monkeypatch):
+    from harnessrl.commands import common
+
+    # the shared console took its width when it was made (80 columns without a terminal): widen it so rows stay whole
+    monkeypatch.setattr(common.console, "_width", 250)
     result = CliRunner().invoke(app, ["tasks", "check", str(_mixed(tmp_path))], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
