@@ -37,6 +37,7 @@ from harnessrl.harness.base import Harness, make_harness
 from harnessrl.rollout.loop import task_id_of
 from harnessrl.train.metrics import MetricsTable
 from harnessrl.train.tasks import check_trainable, load_tasks
+from harnessrl.fileio import atomic_write_text
 
 CONFIG_FILE = "harnessrl_config.json"
 
@@ -171,9 +172,7 @@ class TRLEngine:
                 raise ConfigError(f"{self.run_dir}: the checkpoint was written with a different config "
                                   f"({', '.join(diff)}); resume with the same settings or start a new run_dir")
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(now, indent=2))
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps(now, indent=2))
 
 
 def _trainer_class() -> type:

@@ -30,6 +30,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # reports are written headless
 import matplotlib.pyplot as plt  # noqa: E402
+from harnessrl.fileio import atomic_write_text
 
 VERSIONED = ("harnessrl", "torch", "numpy", "scipy", "gymnasium", "transformers", "peft", "pyarrow", "duckdb", "matplotlib", "ray", "miniwob")
 
@@ -162,7 +163,4 @@ class Report:
         path.parent.mkdir(parents=True, exist_ok=True)
         for name, data in self.figures.items():
             (path.parent / f"{name}.png").write_bytes(data)
-        tmp = path.with_suffix(".html.tmp")
-        tmp.write_text(self.render(), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return atomic_write_text(path, self.render())  # unique temp name: two writers never share one
