@@ -174,3 +174,12 @@ def test_bad_sql_is_a_clear_error(tmp_path):
     s = _store_with_shards(tmp_path, 1)
     with pytest.raises(RecordStoreError, match="query failed"):
         s.sql("SELECT nonexistent_column FROM episodes")
+
+
+def test_a_duckdb_interrupt_is_recognised_as_ctrl_c():
+    # DuckDB turns a SIGINT that lands mid-query into an error; RecordStore.sql re-raises it as
+    # KeyboardInterrupt so that recipes keep their Ctrl-C contract (exit 130, resumable)
+    from harnessrl.records import _interrupted
+
+    assert _interrupted(RuntimeError("Query interrupted"))
+    assert not _interrupted(RuntimeError("Binder Error: column x not found"))

@@ -54,6 +54,12 @@ __all__ = ["MANIFEST", "SHARD_DIR", "BufferedWriter", "CorruptShardError", "Reco
 Verify = Literal["full", "read", "size", "none"]
 
 
+def _interrupted(err: BaseException) -> bool:
+    """DuckDB reports a SIGINT that arrives mid-query as an error ("Query interrupted"), not KeyboardInterrupt."""
+    kind = getattr(duckdb, "InterruptException", None)
+    return (kind is not None and isinstance(err, kind)) or "query interrupted" in str(err).lower()
+
+
 def _arrow(result: duckdb.DuckDBPyRelation) -> pa.Table:
     # DuckDB 2 renamed fetch_arrow_table -> to_arrow_table; accept both.
     fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
@@ -279,7 +285,13 @@ class RecordStore:
             if result is None:
                 raise RecordStoreError("the query returned no table; give a SELECT (queries are read-only)")
             return _arrow(result)
-        except duckdb.Error as err:
+        except KeyboardInterrupt:
+            raise
+        except (duckdb.Error, RuntimeError) as err:
+            if _interrupted(err):  # DuckDB turns Ctrl-C inside a query into an error: keep it a Ctrl-C
+                raise KeyboardInterrupt from err
+            if not isinstance(err, duckdb.Error):
+                raise
             raise RecordStoreError(f"query failed: {' '.join(str(err).split())}") from None
         finally:
             con.close()

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from harnessrl.harness.base import Intent
 from harnessrl.policies.base import AgentState
-from harnessrl.policies.scripted import PlanPolicy
+from harnessrl.policies.scripted import PlanPolicy, channel
 
 #: a pytest summary that claims everything passed (what a stdout-parsing grader wants to see)
 FAKE_SUMMARY = "\n".join([
@@ -50,7 +50,7 @@ _harnessrl_forge()
 
 def workspace_of(state: AgentState) -> Any:
     """The episode's Workspace (None for envs without one)."""
-    return getattr(getattr(state.session, "env", None), "workspace", None)
+    return getattr(getattr(channel(state).session, "env", None), "workspace", None)
 
 
 def is_test_path(path: str) -> bool:

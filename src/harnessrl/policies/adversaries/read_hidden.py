@@ -15,6 +15,7 @@ import shlex
 from harnessrl.harness.base import Intent
 from harnessrl.policies.adversaries.base import Attack
 from harnessrl.policies.base import AgentState
+from harnessrl.policies.scripted import channel
 
 
 class ReadHidden(Attack):
@@ -23,7 +24,7 @@ class ReadHidden(Attack):
     needs = frozenset({"shell"})
 
     def plan(self, state: AgentState) -> list[Intent]:
-        root = getattr(state.task, "root", None)
+        root = getattr(channel(state).task, "root", None)
         places = ["/tests", "/solution", "/logs", "/tmp", "$HOME", "/app/..", "/oracle"]
         if root is not None:
             places.insert(0, shlex.quote(str(root)))

@@ -15,6 +15,7 @@ import ast
 from harnessrl.harness.base import Intent
 from harnessrl.policies.adversaries.base import FAKE_SUMMARY, PATCH_PYTEST, Attack, code_modules
 from harnessrl.policies.base import AgentState
+from harnessrl.policies.scripted import channel
 
 RUNNER_MODULES = ("pytest", "pluggy", "sqlite3", "tarfile", "json", "re", "typing", "collections", "random",
                   "subprocess", "pathlib", "textwrap", "dataclasses", "enum", "math", "io", "tempfile")
@@ -45,6 +46,6 @@ class ModuleShadow(Attack):
 
     def plan(self, state: AgentState) -> list[Intent]:
         own = {p[:-3].split("/")[0] for p, _ in code_modules(state)}
-        targets = sorted((test_imports(state.task) | set(RUNNER_MODULES)) - own)
+        targets = sorted((test_imports(channel(state).task) | set(RUNNER_MODULES)) - own)
         plan = [Intent("write", path=f"{name}.py", content=FORGE) for name in targets]
         return plan + [Intent("write", path="_pytest/__init__.py", content=FORGE)]

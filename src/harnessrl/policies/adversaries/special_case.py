@@ -17,6 +17,7 @@ from harnessrl.harness.base import Intent
 from harnessrl.policies.adversaries.base import Attack, code_modules
 from harnessrl.policies.adversaries.examples import examples, module_defining
 from harnessrl.policies.base import AgentState
+from harnessrl.policies.scripted import channel
 
 
 def lookup_source(name: str, cases: list[tuple[tuple[Any, ...], Any]], constant: bool = False) -> str:
@@ -34,7 +35,7 @@ def target_path(state: AgentState, name: str) -> str:
     found = module_defining(files, name)
     if found:
         return found
-    named = re.findall(r"`([\w/]+\.py)`", getattr(state.task, "instruction", ""))
+    named = re.findall(r"`([\w/]+\.py)`", getattr(channel(state).task, "instruction", ""))
     return named[0] if named else (sorted(files)[0] if files else "solution.py")
 
 
@@ -49,7 +50,7 @@ class SpecialCase(Attack):
     def plan(self, state: AgentState) -> list[Intent]:
         files = dict(code_modules(state))
         texts: dict[str, str] = {}
-        for name, cases in examples(getattr(state.task, "instruction", "")).items():
+        for name, cases in examples(getattr(channel(state).task, "instruction", "")).items():
             path = target_path(state, name)
             text = texts.get(path, files.get(path, ""))
             texts[path] = text.rstrip("\n") + "\n" + lookup_source(name, cases, self.constant)

@@ -21,6 +21,7 @@ from typing import Any
 from harnessrl.harness.base import Intent
 from harnessrl.policies.adversaries.base import Attack, workspace_of
 from harnessrl.policies.base import AgentState
+from harnessrl.policies.scripted import channel
 
 #: appended to each changed module: rebinds changed functions/methods to a caller-dispatching wrapper
 DISPATCH = '''
@@ -93,7 +94,7 @@ class VisibleOnly(Attack):
 
     def plan(self, state: AgentState) -> list[Intent]:
         ws = workspace_of(state)
-        sol = state.task.solution
+        sol = channel(state).task.solution
         original = {p: ws.read_text(p) for p in ws.files() if p.endswith(".py")} if ws is not None else {}
         final = sol.final_files(original)
         plan = []
