@@ -71,7 +71,10 @@ def scene_path(cache: Path | None = None) -> Path:
     for entry in assets.iterdir():
         link = root / entry.name
         if not link.exists():
-            link.symlink_to(entry, target_is_directory=entry.is_dir())
+            try:
+                link.symlink_to(entry, target_is_directory=entry.is_dir())
+            except FileExistsError:  # another process (a parallel test worker) made the same link first
+                pass
     drawer = (assets / "objects" / "assets" / "drawer.xml").read_text()
     for role, suffix in (("target", ""), ("distractor", "_d")):
         text = re.sub(r'name="([^"]+)"', lambda m: f'name="{m.group(1)}{suffix}"', drawer)

@@ -102,7 +102,9 @@ METAWORLD: dict[str, Any] = {
     "demos": {"episodes": 600, "noise": 0.1},
     "reward": {"aimed": 400, "random": 100, "noise": 0.1, "steps": 1500},
     "finetune": {"beta": 0.5, "rounds": 3, "samples_per_round": 1000, "lr": 5e-4, "eval_episodes": 400},
-    "ppo": {"kl_coef": 0.17, "rounds": 3, "iterations_per_round": 3, "samples": 300, "eval_episodes": 400},  # not yet run
+    # PPO over the denoising chain is not wired for Meta-World yet: its run_episodes acts in sub-batches,
+    # and the chain recorder (train/diffusion_pg.rollout) needs every episode in each policy call
+    "optimizer": "rwr", "compare": False,
     "base_episodes": 1000,
 }
 
@@ -121,6 +123,9 @@ def _check(cfg: RewardTiltConfig, task: drawer.DrawerTask) -> None:
         raise ConfigError(f"policy.chunk={cfg.policy.chunk} must divide the {task.name} horizon {task.horizon} (try 4, 6, 8, 12)")
     if cfg.demos.p_wrong + cfg.demos.p_fumble > 1:
         raise ConfigError("demos.p_wrong + demos.p_fumble must be <= 1")
+    if "ppo" in optimizers(cfg) and cfg.task == "metaworld-drawer":
+        raise ConfigError("optimizer=ppo (or compare=true) is not available on task=metaworld-drawer yet: its episodes act "
+                          "in sub-batches the PPO chain recorder cannot follow; use optimizer=rwr compare=false")
     if "ppo" in optimizers(cfg) and cfg.policy.final_std <= 0:
         raise ConfigError("optimizer=ppo needs policy.final_std > 0 (the executed denoising step must have a log-probability): "
                           "set policy.final_std=0.1, or optimizer=rwr compare=false")
