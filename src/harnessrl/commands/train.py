@@ -25,7 +25,6 @@ def agent(
     audit: bool = typer.Option(False, "--audit", help="Run `harnessrl audit` on the suite x harnesses first; refuse to train on a suite with a hole."),
 ) -> None:
     """GRPO / GSPO / RLOO / PPO on multi-turn episodes, Within or Cross grouping, KL to the adapter-disabled model."""
-    from harnessrl.config import load_config
     from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
     from harnessrl.train.metrics import live_line
 
@@ -35,44 +34,29 @@ def agent(
     if engine == "trl":
         return _trl(config, overrides, model, lora_rank, run_dir, resume, audit)
     with user_errors():
-        sets = _sets(overrides, model, lora_rank, run_dir)
-        cfg = load_config(AgentTrainConfig, config, sets)
-        check_writable_dir(Path(cfg.run_dir), "--run-dir")
-        if cfg.store:
-            check_store_writable(Path(cfg.store), "store")
-        if audit:
-            _require_clean_audit(cfg)
+        cfg = _checked_config(AgentTrainConfig, config, overrides, model, lora_rank, run_dir, audit)
         trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
         trainer.run(resume=resume)
-    console.print(f"metrics: {Path(cfg.run_dir) / 'metrics.csv'}  adapter/weights: {Path(cfg.run_dir) / 'final'}  "
-                  f"episodes: {cfg.store or Path(cfg.run_dir) / 'store'}")
+    _print_outputs(cfg)
 
 
 def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank: int | None, run_dir: Path | None,
          resume: bool, audit: bool) -> None:
     """The same run file inside TRL's GRPOTrainer, in this process (engines/trl.py)."""
-    from harnessrl.config import load_config
     from harnessrl.engines.trl import TRLEngine
     from harnessrl.engines.trl_config import TRLRunConfig
 
     with user_errors():
-        sets = _sets(overrides, model, lora_rank, run_dir)
-        cfg = load_config(TRLRunConfig, config, sets)
-        check_writable_dir(Path(cfg.run_dir), "--run-dir")
-        if cfg.store:
-            check_store_writable(Path(cfg.store), "store")
-        if audit:
-            _require_clean_audit(cfg)
+        cfg = _checked_config(TRLRunConfig, config, overrides, model, lora_rank, run_dir, audit)
         trainer = TRLEngine(cfg)
         for note in trainer.plan.notes:
             console.print(f"note: {note}", highlight=False)
         console.print(f"agent RL (engine trl): {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} "
                       f"harness(es), {len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
         trainer.run(resume=resume)
-    console.print(f"metrics: {Path(cfg.run_dir) / 'metrics.csv'}  adapter/weights: {Path(cfg.run_dir) / 'final'}  "
-                  f"episodes: {cfg.store or Path(cfg.run_dir) / 'store'}")
+    _print_outputs(cfg)
 
 
 def _sets(overrides: list[str], model: str | None, lora_rank: int | None, run_dir: Path | None) -> list[str]:
@@ -86,3 +70,22 @@ def _require_clean_audit(cfg) -> None:
     from harnessrl.commands.audit import require_clean_audit
 
     require_clean_audit(cfg.suite, list(cfg.harnesses), cfg.tasks, Path(cfg.store or Path(cfg.run_dir) / "store"))
+
+
+def _checked_config(cls: type, config: Path | None, overrides: list[str], model: str | None, lora_rank: int | None,
+                    run_dir: Path | None, audit: bool):
+    """The run file plus options, with its folders checked writable (and the suite audited) before any work."""
+    from harnessrl.config import load_config
+
+    cfg = load_config(cls, config, _sets(overrides, model, lora_rank, run_dir))
+    check_writable_dir(Path(cfg.run_dir), "--run-dir")
+    if cfg.store:
+        check_store_writable(Path(cfg.store), "store")
+    if audit:
+        _require_clean_audit(cfg)
+    return cfg
+
+
+def _print_outputs(cfg) -> None:
+    console.print(f"metrics: {Path(cfg.run_dir) / 'metrics.csv'}  adapter/weights: {Path(cfg.run_dir) / 'final'}  "
+                  f"episodes: {cfg.store or Path(cfg.run_dir) / 'store'}")
