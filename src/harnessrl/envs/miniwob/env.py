@@ -98,6 +98,7 @@ class MiniWoBEnv:
         self._keys = list(self._env.action_space_config.allowed_keys)
         self._page: Page | None = None
         self._done = True
+        self._ax_absent: set[int] = set()  # refs this episode's AX tree leaves out for good (see accessibility_tree)
         #: pause after each action before the page is read (raw miniwob's wait_ms): lets
         #: animations (accordions, menus) finish so the observation is not stale
         self.settle_ms = float(settle_ms)
@@ -162,6 +163,7 @@ class MiniWoBEnv:
         obs, info = self._env.reset(seed=int(seed))
         self.episode_start = time.perf_counter()
         self._done = False
+        self._ax_absent = set()
         self._page = self._make_page(obs, info, done=False)
         return self._page
 
@@ -256,11 +258,27 @@ class MiniWoBEnv:
         if self._page is None or self._done:
             return []
         driver = self._env.instance.driver
-        ax = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
-        dom = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": False})["root"]
-        refs, hidden, svgs = _scan_dom(dom, self._page)
-        return _ax_nodes(ax, refs, hidden, svgs)
+        # Chromium updates its accessibility tree a frame or so after the DOM changes: an element
+        # that just appeared (an autocomplete menu under load) can be on the Page snapshot but not
+        # yet in the AX tree. Read again briefly while a visible element with a ref is missing.
+        # Some elements are left out of the AX tree for good (plain spans, labels folded into their
+        # input): once a read has settled, those are remembered for the episode and not waited for.
+        visible = {e.ref for e in self._page.elements if e.actionable and e.width > 0 and e.height > 0}
+        for attempt in range(AX_READS):
+            ax = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
+            dom = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": False})["root"]
+            refs, hidden, svgs = _scan_dom(dom, self._page)
+            nodes = _ax_nodes(ax, refs, hidden, svgs)
+            missing = (visible & set(refs.values())) - {n.ref for n in nodes if n.ref is not None}
+            if not missing - self._ax_absent or attempt == AX_READS - 1:
+                self._ax_absent |= missing
+                return nodes
+            time.sleep(AX_RETRY_S)
+        return nodes
 
+
+#: At most this many reads of the AX tree while it lags the DOM (see accessibility_tree), this far apart.
+AX_READS, AX_RETRY_S = 3, 0.03
 
 #: Page parts miniwob keeps out of the observation (reward display, the utterance box, overlays).
 _NOT_TASK = frozenset({"reward-display", "sync-task-cover", "click-canvas", "query"})
