@@ -26,17 +26,21 @@ RESUME = typer.Option(False, "--resume", help="Continue the study in --out: fini
 RAY = typer.Option(None, "--ray-address", help="With --backend ray: an existing cluster's address (default: a local Ray, "
                    "which must run in a loopback-only network namespace).")
 WORKERS = typer.Option(None, "--workers", "-j", min=1, help="Parallel rollout workers and RL rounds (default 2 on CPU).")
+ENGINE = typer.Option(None, "--engine", help="RL trainer: native (default at small scale) | trl (TRL GRPOTrainer; the "
+                      "default at --scale paper; many GPUs: see docs/scale.md).")
 
 
 def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: str | None, ray_address: str | None, config: Path | None,
-                overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str) -> None:
+                overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str,
+                engine: str | None = None) -> None:
     from harnessrl.recipes import harness_teacher as recipe
     from harnessrl.recipes.harness_teacher_report import build_report, summary_lines
 
     with user_errors():
         cfg = lm_recipe_config(recipe.HarnessTeacherConfig, scale, recipe.preset(scale), config, overrides, out, resume,
-                               model=model, lora_rank=lora_rank, backend=backend, ray_address=ray_address, workers=workers)
-        console.print(f"{name} ({cfg.scale}): train in {cfg.train_harness}, evaluate in {len(cfg.harnesses)} harnesses + "
+                               model=model, lora_rank=lora_rank, backend=backend, ray_address=ray_address, workers=workers,
+                               engine=engine)
+        console.print(f"{name} ({cfg.scale}, engine {cfg.engine}): train in {cfg.train_harness}, evaluate in {len(cfg.harnesses)} harnesses + "
                       f"sealed {cfg.sealed_harness}, {cfg.workers} worker(s) -> {out}", highlight=False)
         t0 = time.perf_counter()
         try:
@@ -57,8 +61,8 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
 def harness_teacher(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
                     ray_address: str | None = RAY, config: Path | None = CONFIG, overrides: list[str] = SETS,
                     out: Path = typer.Option(Path("runs/harness-teacher"), "--out", "-o", parser=path_arg, help="Models, runs, store, seal, report.html."),
-                    resume: bool = RESUME, workers: int | None = WORKERS) -> None:
+                    resume: bool = RESUME, workers: int | None = WORKERS, engine: str | None = ENGINE) -> None:
     """Train in one harness, evaluate in all (+ a sealed one), split differences into ceiling and mismatch,
     train further where the predicted gain is highest and compare predicted with observed gain."""
     run_teacher(scale, model, lora_rank, backend, ray_address, config, overrides, out, resume, workers,
-                "harness-teacher: what the training harness taught the agent", "recipe harness-teacher")
+                "harness-teacher: what the training harness taught the agent", "recipe harness-teacher", engine)

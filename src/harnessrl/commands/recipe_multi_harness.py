@@ -34,6 +34,8 @@ def multi_harness(
     out: Path = typer.Option(Path("runs/multi-harness"), "--out", "-o", parser=path_arg, help="Model, runs, store, seal and report.html."),
     resume: bool = typer.Option(False, "--resume", help="Reuse finished pieces in --out and continue unfinished runs."),
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel RL runs (default 2 on CPU, 1 on GPU)."),
+    engine: str | None = typer.Option(None, "--engine", help="RL trainer: native (default at small scale) | trl (TRL "
+                                      "GRPOTrainer; the default at --scale paper; many GPUs: see docs/scale.md)."),
     audit: bool = typer.Option(False, "--audit", help="Audit the suite's grader under the training harnesses first; refuse a suite with a hole (code/terminal suites)."),
 ) -> None:
     """Tiny LM: SFT on one harness, RL over several with Within vs Cross groups, evaluation on a sealed unseen harness."""
@@ -42,13 +44,13 @@ def multi_harness(
 
     with user_errors():
         cfg = lm_recipe_config(recipe.MultiHarnessConfig, scale, recipe.preset(scale), config, overrides, out, resume,
-                               model=model, lora_rank=lora_rank, workers=workers)
+                               model=model, lora_rank=lora_rank, workers=workers, engine=engine)
         check_rules(cfg.rules)
         if audit:
             from harnessrl.commands.audit import require_clean_audit
 
             require_clean_audit(cfg.suite, list(cfg.train_harnesses), None, None)  # default store: --out stays untouched
-        console.print(f"multi-harness ({cfg.scale}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
+        console.print(f"multi-harness ({cfg.scale}, engine {cfg.engine}): {len(cfg.rules)} rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, "
                       f"{cfg.workers} worker(s) -> {out}")
         t0 = time.perf_counter()
         with stage_progress() as tick:

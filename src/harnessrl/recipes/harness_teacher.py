@@ -53,7 +53,8 @@ from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import check_same_config, json_stage
 from harnessrl.recipes.workers import DirectQueue, all_runs, folder_lock, run_pool
 from harnessrl.rollout.backends import Job, run_jobs
-from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
+from harnessrl.recipes.engine import train_agent
+from harnessrl.train.agent import AgentTrainConfig
 from harnessrl.train.sft import build_tiny_for, warm_start
 from harnessrl.train.tasks import load_tasks, task_id
 
@@ -119,7 +120,7 @@ def preset(scale: str) -> dict[str, Any]:
                 "agent_updates": 100, "further_updates": 50, "group_size": 8, "tasks_per_update": 4, "lr": 1e-5,
                 "epochs": 1, "minibatches": 4,
                 "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
-                "max_context_tokens": 32768, "workers": 1}
+                "max_context_tokens": 32768, "workers": 1, "engine": "trl"}
     raise ConfigError(f"scale {scale!r}: choose small or paper")
 
 
@@ -191,9 +192,7 @@ def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None
         objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"),
         micro_batch_tokens=cfg.micro_batch_tokens)
     on_update = (lambda r: queue.put((name, r["update"], updates))) if queue is not None else None
-    trainer = AgentTrainer(tcfg, tasks=train, on_update=on_update)
-    trainer.run(resume=(Path(tcfg.run_dir) / "checkpoint.pt").exists())
-    trainer.policy.save(final)
+    train_agent(tcfg, train, cfg.engine, on_update).policy.save(final)
     atomic_write_text(final / "done.json", json.dumps({"harness": harness, "updates": updates, "start": list(start)}))
     return str(final)
 

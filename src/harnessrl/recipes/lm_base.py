@@ -52,6 +52,9 @@ class LMRecipeConfig(Config):
     eval_batch_tokens: int = Field(65_536, ge=64, description="Context tokens one lockstep sampling group may hold "
                                    "(bounds the KV cache); the group size follows from it.")
     gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass (less memory).")
+    engine: Literal["native", "trl"] = Field(
+        "native", description="RL trainer: native (harnessrl's own, one process) or trl (TRL's GRPOTrainer: "
+        "accelerate, DeepSpeed/FSDP, vLLM; recipes/engine.py). --scale paper uses trl.")
 
     @model_validator(mode="before")
     @classmethod

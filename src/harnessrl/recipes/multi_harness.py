@@ -41,7 +41,8 @@ from harnessrl.recipes.lm_base import LMRecipeConfig, policy_config, sampling_gr
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.workers import all_runs, folder_lock, run_pool
 from harnessrl.rollout.loop import RolloutItem, run_group
-from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
+from harnessrl.recipes.engine import train_agent
+from harnessrl.train.agent import AgentTrainConfig
 from harnessrl.train.sft import build_tiny_for
 from harnessrl.train.sft import warm_start as sft_warm_start
 from harnessrl.train.tasks import load_tasks, task_id
@@ -72,7 +73,7 @@ def preset(scale: str) -> dict[str, Any]:
                 "train_harnesses": ["aider", "openhands", "qwen_code", "swe_agent"], "sealed_harness": "terminus",
                 "sft_seeds": 1, "sft_epochs": 2, "sft_lr": 1e-4, "sft_batch": 8, "lora_rank": 32, "updates": 100,
                 "group_size": 8, "tasks_per_update": 4, "lr": 1e-5, "objective": "gspo", "max_new_tokens": 1024,
-                "max_context_tokens": 16384, "eval_seeds": 4, "workers": 1}
+                "max_context_tokens": 16384, "eval_seeds": 4, "workers": 1, "engine": "trl"}
     raise ConfigError(f"scale {scale!r}: choose small or paper")
 
 
@@ -156,13 +157,14 @@ def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue
     train, held_out = tasks_of(cfg)
     tcfg = rl_config(cfg, out_p, sft_model, rule, seed, train)
     key = f"{rule}-s{seed}"
-    trainer = AgentTrainer(tcfg, tasks=train, on_update=(lambda r: queue.put((key, r["update"], cfg.updates))) if queue else None)
+    on_update = (lambda r: queue.put((key, r["update"], cfg.updates))) if queue else None
     t0 = time.perf_counter()
-    rows = trainer.run(resume=True)
+    trained = train_agent(tcfg, train, cfg.engine, on_update)
+    rows = trained.rows
     train_s = time.perf_counter() - t0
     store = RecordStore(tcfg.store)
-    ids = evaluate(trainer.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store, sampling_group_size(cfg))
-    sealed = evaluate(trainer.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store, sampling_group_size(cfg))
+    ids = evaluate(trained.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store, sampling_group_size(cfg))
+    sealed = evaluate(trained.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store, sampling_group_size(cfg))
     return {"key": key, "rule": rule, "seed": seed, "metrics": rows, "eval_ids": ids, "sealed_ids": sealed, "train_s": train_s}
 
 
