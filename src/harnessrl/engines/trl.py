@@ -35,6 +35,7 @@ from harnessrl.engines.trl_config import TRLPlan, TRLRunConfig, translate
 from harnessrl.engines.trl_rollout import Collect, HarnessRollout, dataset_rows, harness_reward
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.rollout.loop import task_id_of
+from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.metrics import MetricsTable
 from harnessrl.train.tasks import check_trainable, load_tasks
 from harnessrl.fileio import atomic_write_text
@@ -54,7 +55,7 @@ class TRLEngine:
 
         from harnessrl.policies.lm import _quiet_transformers, check_model_path, load_tokenizer
 
-        self.cfg = cfg
+        self.cfg, self._open_env = cfg, open_env
         self.run_dir = Path(cfg.run_dir)
         self.run_id = cfg.run_id or self.run_dir.name
         cuda = torch.cuda.is_available()
@@ -129,6 +130,10 @@ class TRLEngine:
             raise ConfigError(f"{self.run_dir} already holds a checkpoint ({Path(last).name}); "
                               "pass --resume or use a new run_dir")
         self._check_config(resume=bool(last))
+        if self.is_main:  # the frozen task-harness records (train/manifest.py), as in native training
+            from harnessrl.rollout.envs import open_env
+
+            self.manifest_sha256 = freeze_training_set(self.cfg, self.tasks, self.harnesses, self._open_env or open_env)
         t0 = time.perf_counter()
         self.trainer.train(resume_from_checkpoint=last if resume else None)
         self._summary(time.perf_counter() - t0)

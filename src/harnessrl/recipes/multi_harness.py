@@ -42,7 +42,9 @@ from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.workers import all_runs, folder_lock, run_pool
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.recipes.engine import train_agent
+from harnessrl.rollout.envs import open_env
 from harnessrl.train.agent import AgentTrainConfig
+from harnessrl.train.manifest import MANIFEST, build_manifest, freeze
 from harnessrl.train.sft import build_tiny_for
 from harnessrl.train.sft import warm_start as sft_warm_start
 from harnessrl.train.tasks import load_tasks, task_id
@@ -146,7 +148,8 @@ def rl_config(cfg: MultiHarnessConfig, out: Path, sft_model: str, rule: str, see
         run_dir=str(out / "runs" / f"{rule}-s{seed}"), store=str(out / "store"), run_id=f"{rule}-s{seed}",
         suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.train_harnesses),
         group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=cfg.updates, grouping=rule,
-        objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed, seals_dir=str(out / "seals"))
+        objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed, seals_dir=str(out / "seals"),
+        manifest=str(out / MANIFEST))
 
 
 def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue: Any = None) -> dict[str, Any]:
@@ -190,6 +193,8 @@ def _run(cfg: MultiHarnessConfig, out: Path, progress: Callable[[str, int, int |
     sft_ids = evaluate(base, cfg.train_harnesses, held_out, cfg.eval_seeds, "eval-sft", store, sampling_group_size(cfg))
     sft_sealed = evaluate(base, [cfg.sealed_harness], held_out, cfg.eval_seeds, "sealed-sft", store, sampling_group_size(cfg))
     del base
+    # Within and Cross train on provably identical task-harness records: one frozen manifest, checked by every run
+    manifest_sha = freeze(out / MANIFEST, build_manifest(train, [make_harness(h) for h in cfg.train_harnesses], open_env))
     jobs = [(rule, seed) for rule in cfg.rules for seed in cfg.seeds]
     cfg_json = cfg.model_dump_json()
     if cfg.workers <= 1:
@@ -206,4 +211,5 @@ def _run(cfg: MultiHarnessConfig, out: Path, progress: Callable[[str, int, int |
     results.sort(key=lambda r: (cfg.rules.index(r["rule"]), r["seed"]))
     return {"cfg": cfg, "out": out, "seal": seal, "sft_model": sft_model, "sft": sft_info, "results": results,
             "sft_eval_ids": sft_ids, "sft_sealed_ids": sft_sealed, "train_tasks": len(train), "eval_tasks": len(held_out),
+            "manifest_sha256": manifest_sha, "manifest_records": len(train) * len(cfg.train_harnesses),
             "wall_s": time.perf_counter() - t0}

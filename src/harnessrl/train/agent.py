@@ -49,6 +49,7 @@ from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rollout.envs import open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train import lm_update
+from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.checkpoint import load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
 from harnessrl.train.metrics import MetricsTable
 from harnessrl.train.sequences import build_batch
@@ -102,6 +103,8 @@ class AgentTrainConfig(Config):
     tis_cap: float = Field(2.0, gt=0)
     backend: Literal["local", "ray"] = "local"
     seals_dir: str | None = Field(None, description="Where seals live (default $HARNESSRL_SEALS or runs/seals).")
+    manifest: str | None = Field(None, description="A frozen training manifest (train/manifest.py) the runs of one "
+                                 "comparison share: this run's task-harness records must match it (the first run writes it).")
     seed: int = 0
     tensorboard: bool = False
     wandb: bool = False
@@ -208,6 +211,7 @@ class AgentTrainer:
             self._resume()
         elif (self.run_dir / "checkpoint.pt").exists():
             raise ConfigError(f"{self.run_dir} already holds a checkpoint; pass resume (--resume) or use a new run_dir")
+        self.manifest_sha256 = freeze_training_set(self.cfg, self.tasks, self.harnesses, self.open_env)
         while self.update_index < self.cfg.updates:
             row = self.step(self.update_index)
             self.update_index += 1
