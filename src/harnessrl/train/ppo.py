@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -35,6 +35,7 @@ from harnessrl.config import Config, ConfigError
 from harnessrl.envs.normalize import ObsNormalizer, RewardNormalizer
 from harnessrl.rl.advantages import gae
 from harnessrl.rl.losses import ppo_loss
+from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rl.value import value_loss
 from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
 from harnessrl.train.ppo_agent import ActorCritic
@@ -45,7 +46,15 @@ class CheckpointMismatch(ConfigError, ValueError):
 
 
 class PPOConfig(Config):
-    """PPO settings; names follow cleanrl's ppo.py."""
+    """PPO settings; names follow cleanrl's ppo.py.
+
+    TRL's name `epsilon` is accepted for clip_coef (rl.trl_options); the clip is symmetric, so
+    `epsilon_high` may only repeat it. clip_coef 0.2 is the default of cleanrl, TRL (epsilon)
+    and verl (clip_ratio) alike. There is no KL-to-reference term (target_kl only stops an
+    update's epochs early), so TRL's `beta` has no equivalent here and is an unknown key.
+    """
+
+    TRL_NAMES: ClassVar[dict[str, str]] = {"epsilon": "clip_coef"}
 
     total_steps: int = Field(50_000, ge=1, description="environment steps over all sub-environments")
     num_steps: int = Field(128, ge=1, description="rollout length per sub-environment")
@@ -74,6 +83,11 @@ class PPOConfig(Config):
     torch_threads: int = Field(1, ge=1)
     device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:\d+)?)$", description="cpu, cuda[:N], or auto (cuda if present)")
     checkpoint_every: int = Field(0, ge=0, description="updates between checkpoints (0 = only at the end when run_dir is set)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trl_names(cls, data: Any) -> Any:
+        return from_trl_names(data, cls.model_fields, cls.TRL_NAMES)
 
     @model_validator(mode="after")
     def _minibatches_fit(self) -> "PPOConfig":
