@@ -181,13 +181,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     state = load_checkpoint(run_dir) if (resume and run_dir is not None) else None
     if state is not None:
         _check_resumable(state, cfg, env, run_dir)
-        agent.load_state_dict(state["agent"])
-        optimizer.load_state_dict(state["optimizer"])
-        rngs.torch.set_state(state["generator"])
-        rngs.numpy.bit_generator.state = state["np_rng"]
-        env.set_state(state["env"])
-        obs_norm.load_state_dict(state["obs_norm"])
-        rew_norm.load_state_dict(state["rew_norm"])
+        _restore(state, agent, optimizer, rngs, env, obs_norm, rew_norm)
         next_obs = state["next_obs"]
         history, episodes = state["history"], state["episodes"]
         start_update, global_step, elapsed = state["update"], state["global_step"], state["elapsed"]
@@ -225,10 +219,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
         if run_dir is not None and ((cfg.checkpoint_every and (update + 1) % cfg.checkpoint_every == 0) or last):
             save_checkpoint(run_dir, {
                 "config": cfg.model_dump(), "context_names": list(env.context_names), "update": update + 1,
-                "global_step": global_step, "elapsed": elapsed,
-                "agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "generator": rngs.torch.get_state(),
-                "np_rng": rngs.numpy.bit_generator.state,
-                "env": env.get_state(), "obs_norm": obs_norm.state_dict(), "rew_norm": rew_norm.state_dict(),
+                "global_step": global_step, "elapsed": elapsed, **_training_state(agent, optimizer, rngs, env, obs_norm, rew_norm),
                 "next_obs": next_obs, "history": history, "episodes": episodes,
             })
     wall = time.perf_counter() - t_start
@@ -284,6 +275,26 @@ def _check_resumable(state: dict[str, Any], cfg: PPOConfig, env: Any, run_dir: s
         diff = sorted(k for k, v in cfg.model_dump().items() if state["config"].get(k) != v)
         raise CheckpointMismatch(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
                                  "resume with the same settings or use a new run directory")
+
+
+def _training_state(agent: ActorCritic, optimizer: torch.optim.Optimizer, rngs: _Generators, env: Any,
+                    obs_norm: ObsNormalizer, rew_norm: RewardNormalizer) -> dict[str, Any]:
+    """Everything a resumed run needs to continue to the same bits (with the loop's counters and history)."""
+    return {"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "generator": rngs.torch.get_state(),
+            "np_rng": rngs.numpy.bit_generator.state, "env": env.get_state(),
+            "obs_norm": obs_norm.state_dict(), "rew_norm": rew_norm.state_dict()}
+
+
+def _restore(state: dict[str, Any], agent: ActorCritic, optimizer: torch.optim.Optimizer, rngs: _Generators, env: Any,
+             obs_norm: ObsNormalizer, rew_norm: RewardNormalizer) -> None:
+    """The inverse of _training_state: load a checkpoint's weights, optimiser, generators, env and normalisers."""
+    agent.load_state_dict(state["agent"])
+    optimizer.load_state_dict(state["optimizer"])
+    rngs.torch.set_state(state["generator"])
+    rngs.numpy.bit_generator.state = state["np_rng"]
+    env.set_state(state["env"])
+    obs_norm.load_state_dict(state["obs_norm"])
+    rew_norm.load_state_dict(state["rew_norm"])
 
 
 def _collect(cfg: PPOConfig, env: Any, agent: ActorCritic, np_actor: Any, buf: _Buffers, next_obs: np.ndarray,
