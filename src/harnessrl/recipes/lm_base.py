@@ -24,10 +24,23 @@ from harnessrl.config import Config
 from harnessrl.episode import Episode
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
+from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.train.sequences import build_batch, micro_batches
 
 
 class LMRecipeConfig(Config):
+    """Settings every LM recipe shares.
+
+    TRL's GRPOConfig names are accepted for the options this config has (rl.trl_options):
+    `beta` for kl_coef (unless a recipe has a `beta` of its own, as harness-teacher does) and
+    `importance_sampling_level` for objective. Defaults and their convention: kl_coef 0.0 is
+    TRL's beta default (no KL term; verl's use_kl_loss=False does the same); objective grpo is
+    TRL's token-level default, with the clip range and loss aggregation the agent trainer picks
+    per objective (train.lm_update.DEFAULT_CLIP/DEFAULT_AGG: DAPO's clip-higher 0.2/0.28 and
+    TRL's default loss_type dapo = token-mean for grpo; the GSPO paper's 3e-4/4e-4 and
+    seq-mean-token-mean for gspo).
+    """
+
     scale: Literal["small", "paper"] = "small"
     model: str | None = Field(None, description="A model path or cached id; None builds a tiny LM here.")
     lora_rank: int = Field(0, ge=0, description="LoRA rank for SFT and RL (0 = full fine-tuning, tiny models).")
@@ -59,6 +72,7 @@ class LMRecipeConfig(Config):
     @model_validator(mode="before")
     @classmethod
     def _defaults_for_the_model(cls, data: Any) -> Any:
+        data = from_trl_names(data, cls.model_fields)  # TRL's beta, importance_sampling_level
         if isinstance(data, dict) and data.get("model") and not _is_tiny(str(data["model"])):
             preset = {**REAL_MODEL_DEFAULTS, **MODEL_PRESETS.get(str(data["model"]), {})}
             data = {**{k: v for k, v in preset.items() if k in cls.model_fields}, **data}

@@ -84,32 +84,59 @@ def build_report(res: dict[str, Any], command: str) -> Path:
     trained, sealed_h = list(cfg.train_harnesses), cfg.sealed_harness
     groups = {"sft": ["sft"], **{r: [f"{r}-s{s}" for s in cfg.seeds] for r in cfg.rules}}
     ev = {g: _episodes(store, [f"eval-{k}" for k in keys] + [f"sealed-{k}" for k in keys]) for g, keys in groups.items()}
+    problems = _sealed_evaluation(res, store, ev, sealed_h)
+    seal = res["seal"]
 
-    # The seal's one evaluation: every sealed episode of every policy, written once, then verified.
+    rep = Report("Multi-harness RL: Within vs Cross grouping", claim=CLAIM, scale_note=_scale_note(res))
+    summaries = _solve_rates(rep, ev, trained, sealed_h, seal.name)
+    if all(r in ev for r in ("within", "cross")):
+        _rule_vs_harness(rep, res, ev, summaries, trained, sealed_h)
+    _failure_modes(rep, ev, [*trained, sealed_h])
+    if res["results"]:
+        _training(rep, res["results"], cfg.rules, trained)
+    sft_info = res["sft"]
+    rep.section("SFT warm start", f"{sft_info['demonstrations']} demonstrations ({sft_info['demo_tokens']:,} tokens), "
+                f"loss {sft_info['loss_first']:.3f} -> {sft_info['loss_last']:.3f} in {sft_info['steps']} steps "
+                f"({sft_info['seconds']:.0f} s).")
+    rep.section("Seal", f"Seal `{seal.name}` ({seal.path}) holds {sealed_h}; its one evaluation is {seal.eval_path}. "
+                + ("Verification: intact." if not problems else "Verification problems: " + "; ".join(problems)))
+    rep.config(cfg)
+    rep.reproduce(command, seeds=cfg.seeds, store=out / "store")
+    return rep.write(out / "report.html")
+
+
+def _sealed_evaluation(res: dict[str, Any], store: RecordStore, ev: dict[str, list[Episode]], sealed_h: str) -> list[str]:
+    """The seal's one evaluation: every sealed episode of every policy, written once, then verified
+    (returns the verification problems; none = intact)."""
     seal = res["seal"]
     sealed_ids = res["sft_sealed_ids"] + [i for r in res["results"] for i in r["sealed_ids"]]
     if not seal.eval_path.exists():
         summary = {g: float(np.mean([e.success for e in eps if e.context.harness_id == sealed_h] or [0.0]))
                    for g, eps in ev.items()}
         write_sealed_eval(seal, store, sealed_ids, {"solve_rate": summary})
-    problems = verify_seal(seal.name, store, out / "seals")
+    return verify_seal(seal.name, store, Path(res["out"]) / "seals")
 
-    sft_info = res["sft"]
+
+def _scale_note(res: dict[str, Any]) -> str:
+    """What this run was (model, suite, SFT, RL, evaluation, wall time) next to the paper's scale."""
+    cfg, sft_info = res["cfg"], res["sft"]
     episodes_trained = sum(r["metrics"][-1]["episodes"] * len(r["metrics"]) for r in res["results"]) if res["results"] else 0
-    scale = (f"tiny scale — a mechanism check, not the paper's. Model: {sft_info['parameters']:,} parameters "
-             f"({'given: ' + cfg.model if cfg.model else 'Qwen2-style, random init, tokenizer trained here'}; "
-             f"{'LoRA rank ' + str(cfg.lora_rank) if cfg.lora_rank else 'full fine-tuning'}). Suite {cfg.suite!r}: "
-             f"{res['train_tasks']} training tasks, {res['eval_tasks']} held-out tasks. SFT: {sft_info['demonstrations']} "
-             f"oracle demonstrations through {cfg.sft_harness!r}, {sft_info['steps']} steps. RL: {cfg.objective}, "
-             f"{len(cfg.rules)} grouping rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, {episodes_trained:,} "
-             f"training episodes in all. Evaluation: greedy, {cfg.eval_seeds} episode(s) per held-out task and harness. "
-             f"Wall time {res['wall_s']:.0f} s. The paper: Qwen3-8B, four coding harnesses, 24,000 sealed evaluations.")
-    rep = Report("Multi-harness RL: Within vs Cross grouping", claim=CLAIM, scale_note=scale)
+    return (f"tiny scale — a mechanism check, not the paper's. Model: {sft_info['parameters']:,} parameters "
+            f"({'given: ' + cfg.model if cfg.model else 'Qwen2-style, random init, tokenizer trained here'}; "
+            f"{'LoRA rank ' + str(cfg.lora_rank) if cfg.lora_rank else 'full fine-tuning'}). Suite {cfg.suite!r}: "
+            f"{res['train_tasks']} training tasks, {res['eval_tasks']} held-out tasks. SFT: {sft_info['demonstrations']} "
+            f"oracle demonstrations through {cfg.sft_harness!r}, {sft_info['steps']} steps. RL: {cfg.objective}, "
+            f"{len(cfg.rules)} grouping rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, {episodes_trained:,} "
+            f"training episodes in all. Evaluation: greedy, {cfg.eval_seeds} episode(s) per held-out task and harness. "
+            f"Wall time {res['wall_s']:.0f} s. The paper: Qwen3-8B, four coding harnesses, 24,000 sealed evaluations.")
 
-    # -- solve rates ---------------------------------------------------------------------
+
+def _solve_rates(rep: Report, ev: dict[str, list[Episode]], trained: list[str], sealed_h: str,
+                 seal_name: str) -> dict[str, dict[str, Any]]:
+    """The pass@1 table and figure; returns harness_summary rows per policy group and harness."""
     rep.section("Solve rate on held-out tasks", (
         f"pass@1 (greedy) per harness with 95% percentile-bootstrap CIs over tasks; seeds pooled. Trained harnesses: "
-        f"{', '.join(trained)}. Sealed (never trained on, evaluated once under seal `{seal.name}`): {sealed_h}."))
+        f"{', '.join(trained)}. Sealed (never trained on, evaluated once under seal `{seal_name}`): {sealed_h}."))
     rows, summaries = [], {}  # harness_summary: CIs over tasks (seeds pooled); the rule difference below adds seeds
     for g, eps in ev.items():
         summ = {r["harness_id"]: r for r in harness_summary(eps, seed=0)}
@@ -124,41 +151,47 @@ def build_report(res: dict[str, Any], command: str) -> Path:
         rows.append(row)
     rep.table(rows, caption="pass@1 [95% CI]")
     rep.figure(_bars(summaries, [*trained, sealed_h], sealed_h), "pass@1 per harness and policy (95% CIs over tasks)", name="solve_rates")
+    return summaries
 
-    if all(r in ev for r in ("within", "cross")):
-        d_tr = _rule_diff(ev, trained, "within", "cross")
-        d_se = _rule_diff(ev, [sealed_h], "within", "cross")
-        rates = [summaries[g][h]["pass@1"] for g in summaries for h in summaries[g]]
-        spread = {h: [summaries[g][h]["pass@1"] for g in ("within", "cross") if h in summaries[g]] for h in [*trained, sealed_h]}
-        lo_h = min(spread, key=lambda h: np.mean(spread[h]))
-        hi_h = max(spread, key=lambda h: np.mean(spread[h]))
-        rep.section("Grouping rule vs evaluation harness", (
-            f"Within - Cross (95% CI from a bootstrap over seeds and, paired, over held-out tasks): trained harnesses "
-            f"{_ci_text(d_tr)}; sealed harness "
-            f"{_ci_text(d_se)}. "
-            + ("The interval on the sealed harness contains 0: at this scale, Cross credit did not make the policy more "
-               "portable than Within. " if d_se.lo <= 0 <= d_se.hi else
-               f"The interval on the sealed harness excludes 0: {'Within' if d_se.value > 0 else 'Cross'} transferred better here. ")
-            + f"For comparison, the evaluation harness alone moves the RL policies' solve rate from {np.mean(spread[lo_h]):.3f} "
-              f"({lo_h}) to {np.mean(spread[hi_h]):.3f} ({hi_h}); all solve rates here lie in [{min(rates):.3f}, {max(rates):.3f}]."))
-        per_seed = []
-        for r in res["results"]:
-            eps = [e for e in ev[r["rule"]] if e.run_id in (f"eval-{r['key']}", f"sealed-{r['key']}")]
-            row = {"run": r["key"]}
-            for h in [*trained, sealed_h]:
-                he = [e.success for e in eps if e.context.harness_id == h]
-                row[h] = float(np.mean(he)) if he else float("nan")
-            row["train s"] = r["train_s"]
-            per_seed.append(row)
-        rep.table(per_seed, caption="pass@1 per run (held-out tasks)", digits=3)
 
-    # -- steps and failure modes --------------------------------------------------------
+def _rule_vs_harness(rep: Report, res: dict[str, Any], ev: dict[str, list[Episode]], summaries: dict[str, dict[str, Any]],
+                     trained: list[str], sealed_h: str) -> None:
+    """Within - Cross with CIs on trained and sealed harnesses, next to the spread the evaluation harness alone causes."""
+    d_tr = _rule_diff(ev, trained, "within", "cross")
+    d_se = _rule_diff(ev, [sealed_h], "within", "cross")
+    rates = [summaries[g][h]["pass@1"] for g in summaries for h in summaries[g]]
+    spread = {h: [summaries[g][h]["pass@1"] for g in ("within", "cross") if h in summaries[g]] for h in [*trained, sealed_h]}
+    lo_h = min(spread, key=lambda h: np.mean(spread[h]))
+    hi_h = max(spread, key=lambda h: np.mean(spread[h]))
+    rep.section("Grouping rule vs evaluation harness", (
+        f"Within - Cross (95% CI from a bootstrap over seeds and, paired, over held-out tasks): trained harnesses "
+        f"{_ci_text(d_tr)}; sealed harness "
+        f"{_ci_text(d_se)}. "
+        + ("The interval on the sealed harness contains 0: at this scale, Cross credit did not make the policy more "
+           "portable than Within. " if d_se.lo <= 0 <= d_se.hi else
+           f"The interval on the sealed harness excludes 0: {'Within' if d_se.value > 0 else 'Cross'} transferred better here. ")
+        + f"For comparison, the evaluation harness alone moves the RL policies' solve rate from {np.mean(spread[lo_h]):.3f} "
+          f"({lo_h}) to {np.mean(spread[hi_h]):.3f} ({hi_h}); all solve rates here lie in [{min(rates):.3f}, {max(rates):.3f}]."))
+    per_seed = []
+    for r in res["results"]:
+        eps = [e for e in ev[r["rule"]] if e.run_id in (f"eval-{r['key']}", f"sealed-{r['key']}")]
+        row = {"run": r["key"]}
+        for h in [*trained, sealed_h]:
+            he = [e.success for e in eps if e.context.harness_id == h]
+            row[h] = float(np.mean(he)) if he else float("nan")
+        row["train s"] = r["train_s"]
+        per_seed.append(row)
+    rep.table(per_seed, caption="pass@1 per run (held-out tasks)", digits=3)
+
+
+def _failure_modes(rep: Report, ev: dict[str, list[Episode]], harnesses: list[str]) -> None:
+    """Mean steps and outcome rates per policy and harness, and their figure."""
     rep.section("Steps per episode and failure modes", (
         "Outcome labels of the lookup suite: solved; wrong_value; wrong_object (the asked attribute of another object); "
         "dropped_requirement (one of two asked values); no_answer (turn limit, repeated format errors or token budget)."))
     fm_rows = []
     for g, eps in ev.items():
-        for h in [*trained, sealed_h]:
+        for h in harnesses:
             he = [e for e in eps if e.context.harness_id == h]
             if not he:
                 continue
@@ -172,31 +205,24 @@ def build_report(res: dict[str, Any], command: str) -> Path:
     rep.table(fm_rows, caption="Mean steps and outcome rates per policy and harness", digits=3)
     rep.figure(_failure_bars(fm_rows), "Outcome rates per policy (all harnesses)", name="failure_modes")
 
-    # -- training dynamics ---------------------------------------------------------------
-    if res["results"]:
-        rep.section("Training: group-signal fraction and learning curves", (
-            "The group-signal fraction is the share of advantage groups whose rewards are not all equal (only those carry a "
-            "gradient); with binary rewards of success rate p a group of n carries signal with probability 1-(1-p)^n-p^n. "
-            "Cross groups pool a task's harnesses, so a task solved through one harness and failed through another "
-            "carries signal under Cross but not under Within."))
-        sig_rows = []
-        for rule in cfg.rules:
-            runs = [r for r in res["results"] if r["rule"] == rule]
-            sig = np.array([[m["signal_fraction"] for m in r["metrics"]] for r in runs])
-            sig_rows.append({"rule": rule, "signal fraction (mean over updates)": float(sig.mean()),
-                             "first 5 updates": float(sig[:, :5].mean()), "last 5 updates": float(sig[:, -5:].mean()),
-                             "KL at end": float(np.mean([r["metrics"][-1].get("kl", np.nan) for r in runs]))})
-        rep.table(sig_rows, caption="Group-signal fraction", digits=3)
-        rep.figure(_curves(res["results"], cfg.rules, trained), "Training solve rate per harness (mean over seeds, "
-                   "5-update moving average) and group-signal fraction", name="training")
-    rep.section("SFT warm start", f"{sft_info['demonstrations']} demonstrations ({sft_info['demo_tokens']:,} tokens), "
-                f"loss {sft_info['loss_first']:.3f} -> {sft_info['loss_last']:.3f} in {sft_info['steps']} steps "
-                f"({sft_info['seconds']:.0f} s).")
-    rep.section("Seal", f"Seal `{seal.name}` ({seal.path}) holds {sealed_h}; its one evaluation is {seal.eval_path}. "
-                + ("Verification: intact." if not problems else "Verification problems: " + "; ".join(problems)))
-    rep.config(cfg)
-    rep.reproduce(command, seeds=cfg.seeds, store=out / "store")
-    return rep.write(out / "report.html")
+
+def _training(rep: Report, results: list[dict[str, Any]], rules: list[str], trained: list[str]) -> None:
+    """Group-signal fraction per grouping rule and the learning curves."""
+    rep.section("Training: group-signal fraction and learning curves", (
+        "The group-signal fraction is the share of advantage groups whose rewards are not all equal (only those carry a "
+        "gradient); with binary rewards of success rate p a group of n carries signal with probability 1-(1-p)^n-p^n. "
+        "Cross groups pool a task's harnesses, so a task solved through one harness and failed through another "
+        "carries signal under Cross but not under Within."))
+    sig_rows = []
+    for rule in rules:
+        runs = [r for r in results if r["rule"] == rule]
+        sig = np.array([[m["signal_fraction"] for m in r["metrics"]] for r in runs])
+        sig_rows.append({"rule": rule, "signal fraction (mean over updates)": float(sig.mean()),
+                         "first 5 updates": float(sig[:, :5].mean()), "last 5 updates": float(sig[:, -5:].mean()),
+                         "KL at end": float(np.mean([r["metrics"][-1].get("kl", np.nan) for r in runs]))})
+    rep.table(sig_rows, caption="Group-signal fraction", digits=3)
+    rep.figure(_curves(results, rules, trained), "Training solve rate per harness (mean over seeds, "
+               "5-update moving average) and group-signal fraction", name="training")
 
 
 def _bars(summaries: dict[str, dict[str, Any]], harnesses: list[str], sealed: str):

@@ -26,6 +26,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,17 +35,16 @@ import torch
 from pydantic import Field
 
 from harnessrl.analysis import tilt
-from harnessrl.analysis.samples import Samples
 from harnessrl.config import Config, ConfigError
 from harnessrl.envs import drawer
 from harnessrl.fileio import atomic_write_text
 from harnessrl.policies.diffusion import DiffusionPolicy, DiffusionPolicyConfig
 from harnessrl.policies.reward_model import RewardModel
 from harnessrl.records import RecordStore
+from harnessrl.recipes.reward_tilt_analysis import LABELS, analyse, checks  # noqa: F401 (checks: part of this recipe's API)
 from harnessrl.recipes.stages import check_same_config, json_stage, torch_stage
 from harnessrl.train import diffusion_pg, diffusion_rl, drawer_reward
 
-LABELS = list(drawer.OUTCOMES)
 Progress = Callable[[str, int, int | None], None]
 
 
@@ -191,15 +191,49 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
     tick = progress or (lambda stage, i, n: None)
     torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
+    run_id = _open_run(cfg, store, out)
+    bc, policy = _behaviour_clone(cfg, task, out, tick)
+    rm, rewards = _reward_model(cfg, task, out, tick)
+    base_stage = _base_samples(cfg, task, out, tick, policy, rewards["learned"])
+    base, base_r = base_stage["batch"], base_stage["reward"]
+    _append_once(store, run_id, "bc", lambda: drawer.to_episodes(base, base_r, policy_id="bc", run_id=run_id, env_id=task.name,
+                                                                 metadata={"recipe": "reward-tilt", "run": "base", "round": 0},
+                                                                 per_episode={"learned_reward": base_r}))
+    results, finetune_s = _finetune_runs(cfg, task, store, out, tick, run_id, policy, rewards)
+
+    t = time.perf_counter()
+    analysis = analyse(store, run_id, results, optimizers(cfg), n_boot=cfg.n_boot, seed=cfg.seed)
+    timings = {**bc["seconds"], **rm["seconds"], **base_stage["seconds"], "fine-tuning": finetune_s,
+               "analysis": time.perf_counter() - t, "this call": time.perf_counter() - t0}
+    timings["total"] = sum(v for k, v in timings.items() if k != "this call")
+    return {
+        "run_id": run_id,
+        "config": cfg,
+        "demo_outcomes": bc["demo_outcomes"],
+        "reward_data": rm["data"],
+        "bc_losses": bc["losses"],
+        "reward_losses": rm["losses"],
+        "example_frames": {lab: base.frames[base.outcome == lab][:3] for lab in LABELS},
+        "example_rewards": {lab: base_r[base.outcome == lab][:3] for lab in LABELS},
+        "runs": results,
+        "timings": timings,
+        **analysis,
+    }
+
+
+def _open_run(cfg: RewardTiltConfig, store: RecordStore, out: Path) -> str:
+    """The run_id of OUT: a new one, or the one a resumed run started with (same settings, same store)."""
     check_same_config(cfg, out / "stages" / "config.json")
     ident = json_stage(out, "run", lambda: {"run_id": f"reward-tilt-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}",
                                             "store": str(store.root.resolve())})
     if ident["store"] != str(store.root.resolve()):
         raise ConfigError(f"{out} holds a run whose episodes are in {ident['store']}; resume it with --store {ident['store']}")
     atomic_write_text(out / "stages" / "config.json", cfg.model_dump_json(indent=2))
-    run_id = ident["run_id"]
+    return ident["run_id"]
 
-    # 1. behaviour cloning from noisy scripted demonstrations
+
+def _behaviour_clone(cfg: RewardTiltConfig, task: drawer.DrawerTask, out: Path, tick: Progress) -> tuple[dict[str, Any], DiffusionPolicy]:
+    """1. Behaviour cloning from noisy scripted demonstrations: (the stage, the BC policy in eval mode)."""
     def clone() -> dict[str, Any]:
         t = time.perf_counter()
         tick("demonstrations", 0, 1)
@@ -220,8 +254,15 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
     policy = DiffusionPolicy(cfg.policy)
     policy.load_state_dict(bc["state"])
     policy.eval()
+    return bc, policy
 
-    # 2. the learned visual reward, from frames that never show the wrong drawer open
+
+RewardFn = Callable[[drawer.DrawerBatch], np.ndarray]
+
+
+def _reward_model(cfg: RewardTiltConfig, task: drawer.DrawerTask, out: Path, tick: Progress) -> tuple[dict[str, Any], dict[str, RewardFn]]:
+    """2. The learned visual reward, from frames that never show the wrong drawer open: (the stage,
+    the reward of each run kind: learned, verified = learned gated by success, control = zero)."""
     def fit_reward() -> dict[str, Any]:
         t = time.perf_counter()
         tick("reward model", 0, 1)
@@ -235,17 +276,14 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
     reward_model = RewardModel()
     reward_model.load_state_dict(rm["state"])
     reward_model.eval()
+    return rm, {"learned": lambda batch: reward_model.score(batch.frames),
+                "verified": lambda batch: tilt.gate(reward_model.score(batch.frames), batch.success),
+                "control": lambda batch: np.zeros(len(batch.outcome))}
 
-    def learned(batch: drawer.DrawerBatch) -> np.ndarray:
-        return reward_model.score(batch.frames)
 
-    def verified(batch: drawer.DrawerBatch) -> np.ndarray:
-        return tilt.gate(reward_model.score(batch.frames), batch.success)
-
-    def zero(batch: drawer.DrawerBatch) -> np.ndarray:
-        return np.zeros(len(batch.outcome))
-
-    # 3. base-policy samples: what the tilt model predicts from
+def _base_samples(cfg: RewardTiltConfig, task: drawer.DrawerTask, out: Path, tick: Progress, policy: DiffusionPolicy,
+                  learned: RewardFn) -> dict[str, Any]:
+    """3. Base-policy samples, what the tilt model predicts from: the stage (batch, learned reward, seconds)."""
     def sample_base() -> dict[str, Any]:
         t = time.perf_counter()
         tick("base samples", 0, 1)
@@ -253,51 +291,34 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
         tick("base samples", 1, 1)
         return {"batch": batch, "reward": learned(batch), "seconds": {"base samples": time.perf_counter() - t}}
 
-    base_stage = torch_stage(out, "base", sample_base)
-    base, base_r = base_stage["batch"], base_stage["reward"]
-    _append_once(store, run_id, "bc", lambda: drawer.to_episodes(base, base_r, policy_id="bc", run_id=run_id, env_id=task.name,
-                                                                 metadata={"recipe": "reward-tilt", "run": "base", "round": 0},
-                                                                 per_episode={"learned_reward": base_r}))
+    return torch_stage(out, "base", sample_base)
 
-    # 4. KL-regularised fine-tuning per optimiser: learned reward (twice), verifier-gated reward, zero-reward control
-    kinds = [("learned", s, learned) for s in cfg.learned_seeds] + [("verified", s, verified) for s in cfg.verifier_seeds]
+
+def _finetune_runs(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, out: Path, tick: Progress, run_id: str,
+                   policy: DiffusionPolicy, rewards: dict[str, RewardFn]) -> tuple[list[dict[str, Any]], float]:
+    """4. KL-regularised fine-tuning per optimiser: learned reward (twice), verifier-gated reward,
+    zero-reward control. Each run is a stage; its rounds' episodes go to the store. Returns (one
+    summary per run, seconds spent fine-tuning)."""
+    kinds = [("learned", s) for s in cfg.learned_seeds] + [("verified", s) for s in cfg.verifier_seeds]
     if cfg.control:
-        kinds.append(("control", cfg.seed + 100, zero))
-    runs = [(opt, kind, seed, fn) for opt in optimizers(cfg) for kind, seed, fn in kinds]
+        kinds.append(("control", cfg.seed + 100))
+    runs = [(opt, kind, seed) for opt in optimizers(cfg) for kind, seed in kinds]
     settings = {"ppo": cfg.ppo, "rwr": cfg.finetune}
-    total_rounds = sum(1 if kind == "control" else settings[opt].rounds for opt, kind, _, _ in runs)
+    total_rounds = sum(1 if kind == "control" else settings[opt].rounds for opt, kind, _ in runs)
     done = 0
+
+    def advance(rounds: int) -> None:
+        nonlocal done
+        done += rounds
+        tick("fine-tuning rounds", done, total_rounds)
+
     results, finetune_s = [], 0.0
-    for opt, kind, seed, reward_fn in runs:
+    for opt, kind, seed in runs:
         ft = settings[opt].model_copy(update={"rounds": 1}) if kind == "control" else settings[opt]
         name = f"{opt}-{kind}-s{seed}"
-
-        def finetune(opt: str = opt, kind: str = kind, seed: int = seed, reward_fn: Callable = reward_fn, ft: Any = ft,
-                     name: str = name) -> dict[str, Any]:
-            t = time.perf_counter()
-            rounds: list[dict[str, Any]] = []
-
-            def on_round(rnd: diffusion_rl.Round) -> None:
-                nonlocal done
-                ev = rnd.evaluation
-                r_learned = learned(ev)
-                r_run = tilt.gate(r_learned, ev.success) if kind == "verified" else (np.zeros(len(r_learned)) if kind == "control" else r_learned)
-                ev.frames = ev.frames[:0]  # rewards are computed; the stage file need not keep the images
-                rounds.append({"round": rnd.index, "beta": round_beta(cfg, opt, rnd.index),
-                               "policy_id": f"{name}-r{rnd.index}", "ess": rnd.effective_sample_size,
-                               "kl_to_bc": rnd.stats.get("kl_to_bc", float("nan")),
-                               "final_loss": float(np.mean(rnd.losses[-50:])), "batch": ev, "r_run": r_run, "r_learned": r_learned})
-                done += 1
-                tick("fine-tuning rounds", done, total_rounds)
-
-            trainer = diffusion_pg.finetune if opt == "ppo" else diffusion_rl.finetune
-            trainer(copy.deepcopy(policy), reward_fn, ft, seed=seed, on_round=on_round, task=task)
-            return {"rounds": rounds, "seconds": time.perf_counter() - t}
-
         if (out / "stages" / f"run-{name}.pt").exists():
-            done += ft.rounds
-            tick("fine-tuning rounds", done, total_rounds)
-        stage = torch_stage(out, f"run-{name}", finetune)
+            advance(ft.rounds)
+        stage = torch_stage(out, f"run-{name}", partial(_finetune, cfg, task, policy, rewards, opt, kind, seed, ft, name, advance))
         finetune_s += stage["seconds"]
         for r in stage["rounds"]:
             _append_once(store, run_id, r["policy_id"], lambda r=r, name=name, kind=kind, opt=opt: drawer.to_episodes(
@@ -307,90 +328,30 @@ def _run(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: RecordStore, pro
         results.append({"name": name, "optimizer": opt, "kind": kind, "seed": seed,
                         "rounds": [{k: r.get(k, float("nan")) for k in ("round", "beta", "policy_id", "ess", "kl_to_bc", "final_loss")}
                                    for r in stage["rounds"]]})
+    return results, finetune_s
 
+
+def _finetune(cfg: RewardTiltConfig, task: drawer.DrawerTask, policy: DiffusionPolicy, rewards: dict[str, RewardFn], opt: str,
+              kind: str, seed: int, ft: Any, name: str, advance: Callable[[int], None]) -> dict[str, Any]:
+    """One fine-tuning run from a copy of the BC policy: every round's evaluation batch (frames
+    dropped once scored) with its run reward and learned reward, and the seconds it took."""
     t = time.perf_counter()
-    analysis = analyse(store, run_id, results, cfg)
-    timings = {**bc["seconds"], **rm["seconds"], **base_stage["seconds"], "fine-tuning": finetune_s,
-               "analysis": time.perf_counter() - t, "this call": time.perf_counter() - t0}
-    timings["total"] = sum(v for k, v in timings.items() if k != "this call")
-    return {
-        "run_id": run_id,
-        "config": cfg,
-        "demo_outcomes": bc["demo_outcomes"],
-        "reward_data": rm["data"],
-        "bc_losses": bc["losses"],
-        "reward_losses": rm["losses"],
-        "example_frames": {lab: base.frames[base.outcome == lab][:3] for lab in LABELS},
-        "example_rewards": {lab: base_r[base.outcome == lab][:3] for lab in LABELS},
-        "runs": results,
-        "timings": timings,
-        **analysis,
-    }
+    rounds: list[dict[str, Any]] = []
 
+    def on_round(rnd: diffusion_rl.Round) -> None:
+        ev = rnd.evaluation
+        r_learned = rewards["learned"](ev)
+        r_run = tilt.gate(r_learned, ev.success) if kind == "verified" else (np.zeros(len(r_learned)) if kind == "control" else r_learned)
+        ev.frames = ev.frames[:0]  # rewards are computed; the stage file need not keep the images
+        rounds.append({"round": rnd.index, "beta": round_beta(cfg, opt, rnd.index),
+                       "policy_id": f"{name}-r{rnd.index}", "ess": rnd.effective_sample_size,
+                       "kl_to_bc": rnd.stats.get("kl_to_bc", float("nan")),
+                       "final_loss": float(np.mean(rnd.losses[-50:])), "batch": ev, "r_run": r_run, "r_learned": r_learned})
+        advance(1)
 
-# ----------------------------------------------------------------------------------------
-# Tilt-model predictions next to observations, read back from the record store
-
-
-def analyse(store: RecordStore, run_id: str, runs: list[dict], cfg: RewardTiltConfig) -> dict[str, Any]:
-    samples = Samples.from_store(store, where=f"run_id = '{run_id}'")
-    base = samples.where(policy="bc")
-    gated = tilt.gate(base.reward, base.success)
-    base_freq = tilt.observed_frequencies(base.outcome, LABELS)
-    rows = []
-    for run in runs:
-        for rnd in run["rounds"]:
-            ev = samples.where(policy=rnd["policy_id"])
-            obs = tilt.observed_frequencies(ev.outcome, LABELS)
-            r = {"learned": base.reward, "verified": gated, "control": np.zeros(len(base))}[run["kind"]]
-            pred = tilt.predicted_frequencies(base.outcome, r, rnd["beta"], LABELS, contexts=base.level, n_boot=cfg.n_boot, seed=cfg.seed)
-            fitted = tilt.fit_beta(base.outcome, r, np.array([o.value for o in obs]), LABELS, contexts=base.level) if run["kind"] != "control" else float("nan")
-            for lab, o, p, b in zip(LABELS, obs, pred, base_freq):
-                rows.append({"run": run["name"], "optimizer": run["optimizer"], "kind": run["kind"], "round": rnd["round"],
-                             "beta": rnd["beta"], "kl_to_bc": rnd["kl_to_bc"], "outcome": lab,
-                             "base": b.value, "observed": o.value, "observed_lo": o.lo, "observed_hi": o.hi,
-                             "predicted": p.value, "predicted_lo": p.lo, "predicted_hi": p.hi,
-                             "fitted_beta": fitted, "ess": rnd["ess"], "n": o.n})
-    return {
-        "base_frequencies": {lab: e for lab, e in zip(LABELS, base_freq)},
-        "reward_by_outcome": tilt.reward_by_outcome(base.outcome, base.reward, LABELS),
-        "rows": rows,
-        "optimizers": optimizers(cfg),
-        "checks_by_optimizer": {opt: checks([r for r in rows if r["optimizer"] == opt], base_freq) for opt in optimizers(cfg)},
-        "checks": {f"{opt}: {claim}": holds for opt in optimizers(cfg)
-                   for claim, holds in checks([r for r in rows if r["optimizer"] == opt], base_freq).items()},
-    }
-
-
-def checks(rows: list[dict], base_freq: list) -> dict[str, bool]:
-    """The paper's three claims, each judged on the last round by non-overlapping 95% intervals (one optimiser's rows)."""
-    base = dict(zip(LABELS, base_freq))
-
-    def last(kind: str, run: str | None = None) -> dict[str, dict]:
-        sel = [r for r in rows if r["kind"] == kind and (run is None or r["run"] == run)]
-        if not sel:
-            return {}
-        k = max(r["round"] for r in sel)
-        return {r["outcome"]: r for r in sel if r["round"] == k}
-
-    def rose(r: dict, lab: str) -> bool:
-        return r[lab]["observed_lo"] > base[lab].hi
-
-    out: dict[str, bool] = {}
-    learned_runs = sorted({r["run"] for r in rows if r["kind"] == "learned"})
-    for i, name in enumerate(learned_runs):
-        fin = last("learned", name)
-        key = "learned reward: success and wrong-object both rise" if i == 0 else f"re-optimisation (seed {name.rsplit('-s', 1)[1]}): both rise again"
-        out[key] = rose(fin, "success") and rose(fin, "wrong_object")
-    fin = last("verified")
-    if fin:
-        out["verifier: wrong-object falls below base, success rises"] = fin["wrong_object"]["observed_hi"] < base["wrong_object"].lo and rose(fin, "success")
-    for name in learned_runs[:1]:
-        fin = last("learned", name)
-        out["tilt model: observed wrong-object within the predicted interval (last round)"] = (
-            fin["wrong_object"]["observed_lo"] <= fin["wrong_object"]["predicted_hi"] and fin["wrong_object"]["predicted_lo"] <= fin["wrong_object"]["observed_hi"]
-        )
-    return out
+    trainer = diffusion_pg.finetune if opt == "ppo" else diffusion_rl.finetune
+    trainer(copy.deepcopy(policy), rewards[kind], ft, seed=seed, on_round=on_round, task=task)
+    return {"rounds": rounds, "seconds": time.perf_counter() - t}
 
 
 def default_out() -> Path:

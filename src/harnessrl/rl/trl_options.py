@@ -13,6 +13,11 @@
 
 A config calls `from_trl_names` in a pydantic "before" validator. Only names whose harnessrl
 field the config has are translated; giving a TRL name and its harnessrl name together is an error.
+A config whose fields are named otherwise passes its own `renamed` (the classic PPO trainer:
+epsilon -> clip_coef). A config with one symmetric clip has no epsilon_high: it accepts
+epsilon_high only equal to epsilon (TRL's symmetric range) and names the conflict otherwise.
+A TRL name that is itself a field of the config keeps the config's meaning (the harness-teacher
+recipe's `beta` weighs its soft ceiling, not the KL loss).
 """
 
 from __future__ import annotations
@@ -27,19 +32,24 @@ RENAMED = {"epsilon": "clip_low", "epsilon_high": "clip_high", "delta": "dual_cl
 SEQUENCE_OBJECTIVES = ("gspo", "gspo_token")
 
 
-def from_trl_names(data: Any, fields: Container[str]) -> Any:
+def from_trl_names(data: Any, fields: Container[str], renamed: Mapping[str, str] = RENAMED) -> Any:
     """`data` (a config mapping) with TRL's option names replaced by harnessrl's. fields: the
-    config's field names; a TRL name whose target is not among them is left for the config to
-    reject as an unknown key. Non-mappings pass through (pydantic reports them)."""
+    config's field names; renamed: TRL name -> the config's field for the names copied as they are.
+    A TRL name whose target is not among `fields` is left for the config to reject as an unknown
+    key. Non-mappings pass through (pydantic reports them)."""
     if not isinstance(data, Mapping):
         return data
     out = dict(data)
-    if "epsilon" in out and "epsilon_high" not in out and "clip_high" in fields and "clip_high" not in out:
+    renamed = {trl: ours for trl, ours in renamed.items() if ours in fields and trl not in fields}
+    high = renamed.get("epsilon_high")
+    if "epsilon" in renamed and high is None and "epsilon_high" in out:
+        _symmetric(out, renamed["epsilon"])
+    if "epsilon" in out and high is not None and "epsilon_high" not in out and high not in out:
         out["epsilon_high"] = out["epsilon"]  # TRL: epsilon_high None means epsilon (a symmetric range)
-    for trl, ours in RENAMED.items():
-        if trl in out and ours in fields:
+    for trl, ours in renamed.items():
+        if trl in out:
             _take(out, trl, ours, out.pop(trl))
-    if "loss_type" in out and "loss_agg" in fields:
+    if "loss_type" in out and "loss_agg" in fields and "loss_type" not in fields:
         kind = out.pop("loss_type")
         if kind not in TRL_LOSS_TYPES:
             raise ValueError(f"loss_type {kind!r}: TRL's loss types here are {', '.join(TRL_LOSS_TYPES)} "
@@ -48,6 +58,14 @@ def from_trl_names(data: Any, fields: Container[str]) -> Any:
     if "importance_sampling_level" in out and "objective" in fields:
         out["objective"] = _objective(out.pop("importance_sampling_level"), out.get("objective"))
     return out
+
+
+def _symmetric(out: dict[str, Any], clip: str) -> None:
+    """A config with one symmetric clip: epsilon_high may only repeat epsilon (TRL's None)."""
+    high, low = out.pop("epsilon_high"), out.get("epsilon", out.get(clip))
+    if high is not None and high != low:
+        raise ValueError(f"epsilon_high={high!r} differs from epsilon={low!r}, but this config clips the ratio "
+                         f"symmetrically ({clip}); give epsilon alone")
 
 
 def _take(out: dict[str, Any], trl: str, ours: str, value: Any) -> None:

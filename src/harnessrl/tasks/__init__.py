@@ -2,8 +2,9 @@
 
 Modules, lowest first: workspace/fileops (a per-episode copy of a task's files and safe file
 operations), process/sandbox (bubblewrap around one command or a long-lived process),
-terminal (tmux inside the sandbox), base (Task, Suite, the suite.toml format), loaders
-(Terminal-Bench and Harbor folders), scoring (hidden tests -> outcome), runtime (one task's
+terminal (tmux inside the sandbox), base (Task, Suite, the suite.toml format), foreign_env
+(a foreign task's Dockerfile and scripts in sandbox terms), foreign (Terminal-Bench and Harbor
+folders), loaders (load_suite: any of them by name or folder), scoring (hidden tests -> outcome), runtime (one task's
 live environment for one episode: the API harnesses build on).
 """
 

@@ -31,18 +31,30 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harnessrl.config import Config
 from harnessrl.envs import drawer
 from harnessrl.policies.diffusion import DiffusionPolicy
+from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.train.diffusion_rl import RewardFn, Round
 
 
 class PPOConfig(Config):
+    """PPO over the denoising chain, KL-regularised toward the BC policy.
+
+    TRL's names are accepted (rl.trl_options): `epsilon` for clip (symmetric, so `epsilon_high`
+    may only repeat it) and `beta` for kl_coef. clip 0.2 is TRL's epsilon and verl's clip_ratio
+    default. kl_coef 0.25 follows neither: TRL's beta defaults to 0 and verl's kl_coef to 0.001,
+    but here beta is the tilt's temperature, which the recipe must set for a visible tilt.
+    """
+
+    TRL_NAMES: ClassVar[dict[str, str]] = {"epsilon": "clip", "beta": "kl_coef"}
+
     # beta of E[r] - beta KL(pi || pi_BC): the tilt model predicts the optimum at this beta
     kl_coef: float = Field(0.25, gt=0)
     # hard bound, in nats per episode, on the chain KL to the BC policy (checked after every epoch)
@@ -56,6 +68,11 @@ class PPOConfig(Config):
     clip: float = Field(0.2, gt=0)  # PPO's epsilon on the per-step probability ratio
     max_grad_norm: float = Field(1.0, gt=0)
     eval_episodes: int = Field(1000, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trl_names(cls, data: Any) -> Any:
+        return from_trl_names(data, cls.model_fields, cls.TRL_NAMES)
 
 
 # ----------------------------------------------------------------------------------------

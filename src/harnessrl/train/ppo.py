@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -35,9 +35,11 @@ from harnessrl.config import Config, ConfigError
 from harnessrl.envs.normalize import ObsNormalizer, RewardNormalizer
 from harnessrl.rl.advantages import gae
 from harnessrl.rl.losses import ppo_loss
+from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rl.value import value_loss
 from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
 from harnessrl.train.ppo_agent import ActorCritic
+from harnessrl.train.ppo_stats import UpdateStats, episode_stats, value_stats
 
 
 class CheckpointMismatch(ConfigError, ValueError):
@@ -45,7 +47,15 @@ class CheckpointMismatch(ConfigError, ValueError):
 
 
 class PPOConfig(Config):
-    """PPO settings; names follow cleanrl's ppo.py."""
+    """PPO settings; names follow cleanrl's ppo.py.
+
+    TRL's name `epsilon` is accepted for clip_coef (rl.trl_options); the clip is symmetric, so
+    `epsilon_high` may only repeat it. clip_coef 0.2 is the default of cleanrl, TRL (epsilon)
+    and verl (clip_ratio) alike. There is no KL-to-reference term (target_kl only stops an
+    update's epochs early), so TRL's `beta` has no equivalent here and is an unknown key.
+    """
+
+    TRL_NAMES: ClassVar[dict[str, str]] = {"epsilon": "clip_coef"}
 
     total_steps: int = Field(50_000, ge=1, description="environment steps over all sub-environments")
     num_steps: int = Field(128, ge=1, description="rollout length per sub-environment")
@@ -74,6 +84,11 @@ class PPOConfig(Config):
     torch_threads: int = Field(1, ge=1)
     device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:\d+)?)$", description="cpu, cuda[:N], or auto (cuda if present)")
     checkpoint_every: int = Field(0, ge=0, description="updates between checkpoints (0 = only at the end when run_dir is set)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trl_names(cls, data: Any) -> Any:
+        return from_trl_names(data, cls.model_fields, cls.TRL_NAMES)
 
     @model_validator(mode="after")
     def _minibatches_fit(self) -> "PPOConfig":
@@ -140,35 +155,24 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     torch.set_num_threads(cfg.torch_threads)
     N, T = env.num_envs, cfg.num_steps
     batch_size = N * T
-    minibatch_size = batch_size // cfg.num_minibatches
     num_updates = max(1, cfg.total_steps // batch_size)
 
     # -- agent, optimiser, storage --------------------------------------------------------
     dev = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else
                        "cpu" if cfg.device == "auto" else cfg.device)
-    on_cpu = dev.type == "cpu"  # the rollout loop skips device transfers then
     torch.manual_seed(cfg.seed)
-    np_rng = np.random.default_rng(cfg.seed)  # rollout sampling when the actor runs in numpy
-    generator = torch.Generator().manual_seed(cfg.seed)
+    rngs = _Generators(np.random.default_rng(cfg.seed),  # rollout sampling when the actor runs in numpy
+                       torch.Generator().manual_seed(cfg.seed))
     obs_space, act_space = env.single_observation_space, env.single_action_space
     agent = ActorCritic(obs_space, act_space, env.num_contexts, critic=cfg.critic, network=cfg.network, hidden=cfg.hidden,
                         critic_kwargs={"conditioning": cfg.critic_conditioning} if cfg.critic == "conditioned" else None).to(dev)
     # fused: one kernel per parameter group instead of ~10 ops per parameter (CPU support since torch 2.4)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5, fused=True)
-    obs_dtype = np.uint8 if cfg.network == "impala" else np.float32
-    obs_buf = np.zeros((T, N, *obs_space.shape), dtype=obs_dtype)
-    act_buf = np.zeros((T, N) if agent.discrete else (T, N, *act_space.shape), dtype=np.int64 if agent.discrete else np.float32)
-    rew_buf = np.zeros((T, N), dtype=np.float32)
-    term_buf = np.zeros((T, N), dtype=bool)
-    trunc_buf = np.zeros((T, N), dtype=bool)
-    final_obs: list[tuple[int, np.ndarray, np.ndarray]] = []  # (step, env ids, their final obs) at truncations
+    buf = _Buffers.allocate(T, N, obs_space, act_space, agent.discrete, np.uint8 if cfg.network == "impala" else np.float32)
     context = torch.from_numpy(np.asarray(env.context, dtype=np.int64)).to(dev)
-    b_context = context.repeat(T)
     obs_norm = ObsNormalizer(cfg.obs_norm, env.num_contexts, obs_space.shape)
     rew_norm = RewardNormalizer(cfg.reward_norm, env.num_contexts, N, cfg.gamma)
-    low, high = (None, None) if agent.discrete else (act_space.low, act_space.high)
     np_actor = agent.numpy_policy()
-    ctx_np, norm_obs, norm_rew = np.asarray(env.context), cfg.obs_norm != "none", cfg.reward_norm != "none"
 
     # -- start fresh or resume --------------------------------------------------------------
     history: list[dict[str, float]] = []
@@ -176,20 +180,8 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     start_update, global_step, elapsed = 0, 0, 0.0
     state = load_checkpoint(run_dir) if (resume and run_dir is not None) else None
     if state is not None:
-        if state["context_names"] != list(env.context_names):
-            raise CheckpointMismatch(f"{run_dir}: the checkpoint was trained on contexts {state['context_names']}, the env has "
-                             f"{list(env.context_names)}; resume with the same env or use a new run directory")
-        if state["config"] != cfg.model_dump():
-            diff = sorted(k for k, v in cfg.model_dump().items() if state["config"].get(k) != v)
-            raise CheckpointMismatch(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
-                             "resume with the same settings or use a new run directory")
-        agent.load_state_dict(state["agent"])
-        optimizer.load_state_dict(state["optimizer"])
-        generator.set_state(state["generator"])
-        np_rng.bit_generator.state = state["np_rng"]
-        env.set_state(state["env"])
-        obs_norm.load_state_dict(state["obs_norm"])
-        rew_norm.load_state_dict(state["rew_norm"])
+        _check_resumable(state, cfg, env, run_dir)
+        _restore(state, agent, optimizer, rngs, env, obs_norm, rew_norm)
         next_obs = state["next_obs"]
         history, episodes = state["history"], state["episodes"]
         start_update, global_step, elapsed = state["update"], state["global_step"], state["elapsed"]
@@ -202,89 +194,23 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
     for update in range(start_update, num_updates):
         if cfg.anneal_lr:
             optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - update / num_updates)
-
-        # -- rollout: one actor forward and one sample per step ---------------------------------
         t_rollout = time.perf_counter()
-        final_obs.clear()
-        with torch.no_grad():
-            for step in range(T):
-                obs_buf[step] = next_obs
-                if np_actor is not None:
-                    action = agent.numpy_sample(np_actor(obs_buf[step]), np_rng)
-                else:
-                    x = torch.from_numpy(obs_buf[step])
-                    action = agent.sample(agent.policy_out(agent.features(x if on_cpu else x.to(dev))), generator)
-                    action = (action if on_cpu else action.cpu()).numpy()
-                act_buf[step] = action
-                raw, reward, term, trunc, info = env.step(action if low is None else np.clip(action, low, high))
-                rew_buf[step] = rew_norm(reward, ctx_np, term | trunc) if norm_rew else reward
-                term_buf[step], trunc_buf[step] = term, trunc
-                if info and cfg.bootstrap_truncation:  # info is empty unless an episode ended
-                    ids = np.flatnonzero(trunc & ~term)
-                    if len(ids):
-                        final_obs.append((step, ids, obs_norm(info["final_obs"][ids], ctx_np[ids], update=False)))
-                next_obs = obs_norm(raw, ctx_np) if norm_obs else raw.astype(obs_dtype, copy=False)
+        next_obs = _collect(cfg, env, agent, np_actor, buf, next_obs, rngs, obs_norm, rew_norm, dev)
         global_step += batch_size
         first_new = len(episodes)
         for e in env.pop_episodes():
             episodes.append((*e, global_step))
-
-        # -- old log-probs, values, bootstrap values: one batched forward -----------------------
-        b_obs = torch.from_numpy(obs_buf).reshape(batch_size, *obs_space.shape).to(dev)
-        b_actions = torch.from_numpy(act_buf).reshape(batch_size, *act_buf.shape[2:]).to(dev)
-        with torch.no_grad():
-            feats = agent.features(b_obs)
-            b_logprobs, _ = agent.log_prob_entropy(agent.policy_out(feats), b_actions)
-            values = agent.value(feats, b_context).reshape(T, N)  # validates the context ids once per rollout
-            last_values = agent.value(agent.features(torch.from_numpy(next_obs).to(dev)), context)
-            final_values = torch.zeros(T, N, device=dev)
-            if final_obs:
-                steps = np.concatenate([np.full(len(ids), s) for s, ids, _ in final_obs])
-                ids = np.concatenate([ids for _, ids, _ in final_obs])
-                fobs = torch.from_numpy(np.concatenate([o for _, _, o in final_obs])).to(dev)
-                final_values[steps, ids] = agent.value(agent.features(fobs), context[ids])
-            # GAE along time: the (T, N) buffers are viewed as (N, T)
-            rewards, term, trunc = (torch.from_numpy(x).to(dev) for x in (rew_buf, term_buf, trunc_buf))
-            if not cfg.bootstrap_truncation:  # cleanrl: a truncation ends the episode like a termination
-                term, trunc = term | trunc, torch.zeros_like(trunc)
-            adv, ret = gae(rewards.T, values.T, gamma=cfg.gamma, lam=cfg.gae_lambda, terminated=term.T, truncated=trunc.T,
-                           final_values=final_values.T, last_values=last_values)
-            b_adv, b_ret, b_values = adv.T.reshape(-1), ret.T.reshape(-1), values.reshape(-1)
-
-        # -- PPO update ---------------------------------------------------------------------
+        batch = _advantages(cfg, agent, buf, next_obs, context, dev)
         t_update = time.perf_counter()
-        stats = _Stats()
-        for _epoch in range(cfg.update_epochs):
-            perm = torch.randperm(batch_size, generator=generator).to(dev)
-            for start in range(0, batch_size - minibatch_size + 1, minibatch_size):
-                mb = perm[start:start + minibatch_size]
-                feats = agent.features(b_obs[mb])
-                newlogprob, entropy = agent.log_prob_entropy(agent.policy_out(feats), b_actions[mb])
-                newvalue = agent.value(feats, b_context[mb], check=False)
-                mb_adv = b_adv[mb]
-                if cfg.norm_adv:
-                    std, mean = torch.std_mean(mb_adv)
-                    mb_adv = (mb_adv - mean) / (std + 1e-8)
-                pg = ppo_loss(newlogprob[:, None], b_logprobs[mb, None], mb_adv, clip_low=cfg.clip_coef)
-                vl = value_loss(newvalue, b_ret[mb], old_values=b_values[mb], clip=cfg.clip_coef if cfg.clip_vloss else None)
-                ent = entropy.mean()
-                loss = pg.loss - cfg.ent_coef * ent + cfg.vf_coef * vl.loss
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-            # diagnostics of the epoch's last minibatch (as cleanrl logs them); computing them is lazy
-            stats.add(pg.loss, vl.loss, ent, pg.metrics["approx_kl"], pg.metrics["clipfrac"])
-            if cfg.target_kl is not None and stats.last_kl > cfg.target_kl:
-                break
+        stats = _update(cfg, agent, optimizer, batch, rngs.torch, dev)
 
         # -- log, checkpoint ----------------------------------------------------------------------
         t_done = time.perf_counter()
         timings["rollout"] += t_update - t_rollout
         timings["update"] += t_done - t_update
         row = stats.row(update, global_step, optimizer.param_groups[0]["lr"])
-        row.update(_value_stats(b_values, b_ret, b_context, env.num_contexts))
-        row.update(_episode_stats(episodes[first_new:], env.num_contexts))
+        row.update(value_stats(batch.values, batch.ret, batch.context, env.num_contexts))
+        row.update(episode_stats(episodes[first_new:], env.num_contexts))
         history.append(row)
         elapsed = time.perf_counter() - t_start
         if on_update is not None:
@@ -293,10 +219,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
         if run_dir is not None and ((cfg.checkpoint_every and (update + 1) % cfg.checkpoint_every == 0) or last):
             save_checkpoint(run_dir, {
                 "config": cfg.model_dump(), "context_names": list(env.context_names), "update": update + 1,
-                "global_step": global_step, "elapsed": elapsed,
-                "agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "generator": generator.get_state(),
-                "np_rng": np_rng.bit_generator.state,
-                "env": env.get_state(), "obs_norm": obs_norm.state_dict(), "rew_norm": rew_norm.state_dict(),
+                "global_step": global_step, "elapsed": elapsed, **_training_state(agent, optimizer, rngs, env, obs_norm, rew_norm),
                 "next_obs": next_obs, "history": history, "episodes": episodes,
             })
     wall = time.perf_counter() - t_start
@@ -304,42 +227,161 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
                      extra={"context_names": list(env.context_names), "timings": timings, "action_space": act_space})
 
 
-class _Stats:
-    """Per-update loss statistics, accumulated as tensors and read once (no per-minibatch .item())."""
+@dataclass
+class _Generators:
+    """Every random draw of a run: numpy for the numpy actor's samples, torch for the rest."""
 
-    def __init__(self) -> None:
-        self.sums: list[torch.Tensor] = []
-
-    def add(self, *values: torch.Tensor) -> None:
-        self.sums.append(torch.stack([v.detach().float() for v in values]))
-
-    @property
-    def last_kl(self) -> float:
-        return float(self.sums[-1][3])
-
-    def row(self, update: int, global_step: int, lr: float) -> dict[str, float]:
-        m = torch.stack(self.sums).mean(0).tolist()
-        return {"update": update + 1, "global_step": global_step, "lr": lr, "policy_loss": m[0], "value_loss": m[1],
-                "entropy": m[2], "approx_kl": m[3], "clipfrac": m[4]}
+    numpy: np.random.Generator
+    torch: torch.Generator
 
 
-def _value_stats(values: torch.Tensor, returns: torch.Tensor, context: torch.Tensor, K: int) -> dict[str, float]:
-    """Explained variance and per-context mean squared error of V against the GAE returns of this rollout."""
-    values, returns, context = values.cpu(), returns.cpu(), context.cpu()
-    var = returns.var()
-    out = {"explained_variance": float(1 - (returns - values).var() / var) if var > 0 else float("nan")}
-    err = torch.zeros(K).index_add_(0, context, (values - returns).square())
-    count = torch.zeros(K).index_add_(0, context, torch.ones_like(values))
-    for k, e in enumerate((err / count.clamp(min=1)).tolist()):
-        out[f"value_mse/{k}"] = e
-    return out
+@dataclass
+class _Buffers:
+    """Rollout storage, preallocated once: (T steps, N sub-environments)."""
+
+    obs: np.ndarray  # (T, N, *obs)
+    act: np.ndarray  # (T, N) discrete, (T, N, *act) continuous
+    rew: np.ndarray  # (T, N), normalised when reward_norm is on
+    term: np.ndarray  # (T, N) bool
+    trunc: np.ndarray  # (T, N) bool
+    final_obs: list[tuple[int, np.ndarray, np.ndarray]]  # (step, env ids, their final obs) at truncations
+
+    @classmethod
+    def allocate(cls, T: int, N: int, obs_space: Any, act_space: Any, discrete: bool, obs_dtype: Any) -> "_Buffers":
+        return cls(obs=np.zeros((T, N, *obs_space.shape), dtype=obs_dtype),
+                   act=np.zeros((T, N) if discrete else (T, N, *act_space.shape), dtype=np.int64 if discrete else np.float32),
+                   rew=np.zeros((T, N), dtype=np.float32), term=np.zeros((T, N), dtype=bool),
+                   trunc=np.zeros((T, N), dtype=bool), final_obs=[])
 
 
-def _episode_stats(new: list, K: int) -> dict[str, float]:
-    """Mean return per context of the episodes that finished in this rollout."""
-    out: dict[str, float] = {}
-    for k in range(K):
-        rs = [e[3] for e in new if e[1] == k]
-        out[f"return/{k}"] = float(np.mean(rs)) if rs else float("nan")
-    out["return"] = float(np.mean([e[3] for e in new])) if new else float("nan")
-    return out
+@dataclass
+class _Batch:
+    """One rollout flattened for the update, B = T * N rows (time-major)."""
+
+    obs: torch.Tensor  # (B, *obs)
+    actions: torch.Tensor  # (B,) discrete, (B, *act) continuous
+    context: torch.Tensor  # (B,) context id of each row
+    logprobs: torch.Tensor  # (B,) log pi_old(a | s)
+    values: torch.Tensor  # (B,) V_old(s)
+    adv: torch.Tensor  # (B,) GAE advantages
+    ret: torch.Tensor  # (B,) GAE returns (the value targets)
+
+
+def _check_resumable(state: dict[str, Any], cfg: PPOConfig, env: Any, run_dir: str | Path | None) -> None:
+    if state["context_names"] != list(env.context_names):
+        raise CheckpointMismatch(f"{run_dir}: the checkpoint was trained on contexts {state['context_names']}, the env has "
+                                 f"{list(env.context_names)}; resume with the same env or use a new run directory")
+    if state["config"] != cfg.model_dump():
+        diff = sorted(k for k, v in cfg.model_dump().items() if state["config"].get(k) != v)
+        raise CheckpointMismatch(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
+                                 "resume with the same settings or use a new run directory")
+
+
+def _training_state(agent: ActorCritic, optimizer: torch.optim.Optimizer, rngs: _Generators, env: Any,
+                    obs_norm: ObsNormalizer, rew_norm: RewardNormalizer) -> dict[str, Any]:
+    """Everything a resumed run needs to continue to the same bits (with the loop's counters and history)."""
+    return {"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "generator": rngs.torch.get_state(),
+            "np_rng": rngs.numpy.bit_generator.state, "env": env.get_state(),
+            "obs_norm": obs_norm.state_dict(), "rew_norm": rew_norm.state_dict()}
+
+
+def _restore(state: dict[str, Any], agent: ActorCritic, optimizer: torch.optim.Optimizer, rngs: _Generators, env: Any,
+             obs_norm: ObsNormalizer, rew_norm: RewardNormalizer) -> None:
+    """The inverse of _training_state: load a checkpoint's weights, optimiser, generators, env and normalisers."""
+    agent.load_state_dict(state["agent"])
+    optimizer.load_state_dict(state["optimizer"])
+    rngs.torch.set_state(state["generator"])
+    rngs.numpy.bit_generator.state = state["np_rng"]
+    env.set_state(state["env"])
+    obs_norm.load_state_dict(state["obs_norm"])
+    rew_norm.load_state_dict(state["rew_norm"])
+
+
+def _collect(cfg: PPOConfig, env: Any, agent: ActorCritic, np_actor: Any, buf: _Buffers, next_obs: np.ndarray,
+             rngs: _Generators, obs_norm: ObsNormalizer, rew_norm: RewardNormalizer, dev: torch.device) -> np.ndarray:
+    """Fill `buf` with T steps of every sub-environment, one actor forward and one sample per step;
+    returns the observation after the last step (what the next rollout starts from)."""
+    on_cpu = dev.type == "cpu"  # the rollout loop skips device transfers then
+    low, high = (None, None) if agent.discrete else (env.single_action_space.low, env.single_action_space.high)
+    ctx_np, norm_obs, norm_rew = np.asarray(env.context), cfg.obs_norm != "none", cfg.reward_norm != "none"
+    buf.final_obs.clear()
+    with torch.no_grad():
+        for step in range(cfg.num_steps):
+            buf.obs[step] = next_obs
+            if np_actor is not None:
+                action = agent.numpy_sample(np_actor(buf.obs[step]), rngs.numpy)
+            else:
+                x = torch.from_numpy(buf.obs[step])
+                action = agent.sample(agent.policy_out(agent.features(x if on_cpu else x.to(dev))), rngs.torch)
+                action = (action if on_cpu else action.cpu()).numpy()
+            buf.act[step] = action
+            raw, reward, term, trunc, info = env.step(action if low is None else np.clip(action, low, high))
+            buf.rew[step] = rew_norm(reward, ctx_np, term | trunc) if norm_rew else reward
+            buf.term[step], buf.trunc[step] = term, trunc
+            if info and cfg.bootstrap_truncation:  # info is empty unless an episode ended
+                ids = np.flatnonzero(trunc & ~term)
+                if len(ids):
+                    buf.final_obs.append((step, ids, obs_norm(info["final_obs"][ids], ctx_np[ids], update=False)))
+            next_obs = obs_norm(raw, ctx_np) if norm_obs else raw.astype(buf.obs.dtype, copy=False)
+    return next_obs
+
+
+@torch.no_grad()
+def _advantages(cfg: PPOConfig, agent: ActorCritic, buf: _Buffers, next_obs: np.ndarray, context: torch.Tensor,
+                dev: torch.device) -> _Batch:
+    """Old log-probs, values and bootstrap values in one batched forward (the policy did not change
+    during the rollout), then GAE with time-limit bootstrapping. context: (N,) per sub-environment."""
+    T, N = buf.rew.shape
+    b_obs = torch.from_numpy(buf.obs).reshape(T * N, *buf.obs.shape[2:]).to(dev)
+    b_actions = torch.from_numpy(buf.act).reshape(T * N, *buf.act.shape[2:]).to(dev)
+    b_context = context.repeat(T)
+    feats = agent.features(b_obs)
+    b_logprobs, _ = agent.log_prob_entropy(agent.policy_out(feats), b_actions)
+    values = agent.value(feats, b_context).reshape(T, N)  # validates the context ids once per rollout
+    last_values = agent.value(agent.features(torch.from_numpy(next_obs).to(dev)), context)
+    final_values = torch.zeros(T, N, device=dev)
+    if buf.final_obs:
+        steps = np.concatenate([np.full(len(ids), s) for s, ids, _ in buf.final_obs])
+        ids = np.concatenate([ids for _, ids, _ in buf.final_obs])
+        fobs = torch.from_numpy(np.concatenate([o for _, _, o in buf.final_obs])).to(dev)
+        final_values[steps, ids] = agent.value(agent.features(fobs), context[ids])
+    # GAE along time: the (T, N) buffers are viewed as (N, T)
+    rewards, term, trunc = (torch.from_numpy(x).to(dev) for x in (buf.rew, buf.term, buf.trunc))
+    if not cfg.bootstrap_truncation:  # cleanrl: a truncation ends the episode like a termination
+        term, trunc = term | trunc, torch.zeros_like(trunc)
+    adv, ret = gae(rewards.T, values.T, gamma=cfg.gamma, lam=cfg.gae_lambda, terminated=term.T, truncated=trunc.T,
+                   final_values=final_values.T, last_values=last_values)
+    return _Batch(b_obs, b_actions, b_context, b_logprobs, values.reshape(-1), adv.T.reshape(-1), ret.T.reshape(-1))
+
+
+def _update(cfg: PPOConfig, agent: ActorCritic, optimizer: torch.optim.Optimizer, batch: _Batch, generator: torch.Generator,
+            dev: torch.device) -> UpdateStats:
+    """`update_epochs` passes of minibatch PPO-clip + clipped value loss + entropy bonus; stops
+    early once an epoch's approximate KL exceeds target_kl."""
+    batch_size = batch.adv.shape[0]
+    minibatch_size = batch_size // cfg.num_minibatches
+    stats = UpdateStats()
+    for _epoch in range(cfg.update_epochs):
+        perm = torch.randperm(batch_size, generator=generator).to(dev)
+        for start in range(0, batch_size - minibatch_size + 1, minibatch_size):
+            mb = perm[start:start + minibatch_size]
+            feats = agent.features(batch.obs[mb])
+            newlogprob, entropy = agent.log_prob_entropy(agent.policy_out(feats), batch.actions[mb])
+            newvalue = agent.value(feats, batch.context[mb], check=False)
+            mb_adv = batch.adv[mb]
+            if cfg.norm_adv:
+                std, mean = torch.std_mean(mb_adv)
+                mb_adv = (mb_adv - mean) / (std + 1e-8)
+            pg = ppo_loss(newlogprob[:, None], batch.logprobs[mb, None], mb_adv, clip_low=cfg.clip_coef)
+            vl = value_loss(newvalue, batch.ret[mb], old_values=batch.values[mb], clip=cfg.clip_coef if cfg.clip_vloss else None)
+            ent = entropy.mean()
+            loss = pg.loss - cfg.ent_coef * ent + cfg.vf_coef * vl.loss
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+        # diagnostics of the epoch's last minibatch (as cleanrl logs them); computing them is lazy
+        stats.add(pg.loss, vl.loss, ent, pg.metrics["approx_kl"], pg.metrics["clipfrac"])
+        if cfg.target_kl is not None and stats.last_kl > cfg.target_kl:
+            break
+    return stats
