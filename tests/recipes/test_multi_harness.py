@@ -29,7 +29,8 @@ def test_recipe_runs_from_the_cli_and_writes_its_report(tmp_path):
     html = (out / "report.html").read_text()
     for needle in ("Solve rate on held-out tasks", "lookup-json (sealed)", "RL Within", "RL Cross", "SFT (start)",
                    "Steps per episode and failure modes", "Group-signal fraction", "dropped_requirement",
-                   "Within - Cross", "tiny scale", "Verification: intact", "data:image/png;base64"):
+                   "Within - Cross", "tiny scale", "Verification: intact", "data:image/png;base64",
+                   "one frozen manifest of 1140 task-harness records"):
         assert needle in html, needle
     for fig in ("solve_rates.png", "failure_modes.png", "training.png"):
         assert (out / fig).stat().st_size > 1000
@@ -40,6 +41,11 @@ def test_recipe_runs_from_the_cli_and_writes_its_report(tmp_path):
     for key in ("sft", "within-s0", "cross-s0"):
         assert counts[f"eval-{key}"] == 3 * held_out and counts[f"sealed-{key}"] == held_out
     assert counts["within-s0"] == counts["cross-s0"] == 2 * 2 * 3 * 2  # updates x tasks x harnesses x G
+    # Within and Cross trained on the same frozen task-harness records (seed 2's comparison)
+    shared = json.loads((out / "manifest.json").read_text())["sha256"]
+    for run in ("within-s0", "cross-s0"):
+        assert json.loads((out / "runs" / run / "manifest.json").read_text())["sha256"] == shared
+    assert shared[:16] in html
     # the seal was created before training, evaluated once, and is intact
     (seal,) = all_seals(out / "seals")
     assert seal.harness_ids == {"lookup-json"} and seal.eval_path.exists()

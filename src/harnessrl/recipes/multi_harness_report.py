@@ -100,6 +100,11 @@ def build_report(res: dict[str, Any], command: str) -> Path:
                 f"({sft_info['seconds']:.0f} s).")
     rep.section("Seal", f"Seal `{seal.name}` ({seal.path}) holds {sealed_h}; its one evaluation is {seal.eval_path}. "
                 + ("Verification: intact." if not problems else "Verification problems: " + "; ".join(problems)))
+    if res.get("manifest_sha256"):
+        rep.section("Training records", f"Every run ({', '.join(cfg.rules)}) trained on one frozen manifest of "
+                    f"{res['manifest_records']} task-harness records (first prompt, tools, harness spec and task files "
+                    f"hashed; {out / 'manifest.json'}), checked by each run before its first update: sha256 "
+                    f"`{res['manifest_sha256'][:16]}…`.")
     rep.config(cfg)
     rep.reproduce(command, seeds=cfg.seeds, store=out / "store")
     return rep.write(out / "report.html")
