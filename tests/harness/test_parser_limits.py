@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from harnessrl.harness import _aider_edits as ed
 from harnessrl.harness import _reply
 from harnessrl.harness._oh_editor import Editor, EditorError
-from harnessrl.harness._swe_tools import Tools, WindowState
+from harnessrl.harness._swe_windowed import Tools, WindowState
 from harnessrl.harness.answer_tag import answers
 from harnessrl.harness.base import FormatError, ToolCall, make_harness
 from harnessrl.harness.miniwob_html import COMMAND
