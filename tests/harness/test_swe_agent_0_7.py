@@ -74,13 +74,19 @@ def test_swe_agent_0_7_takes_the_last_fenced_block_and_one_command():
 
 
 # ---------------------------------------------------------------------------------------
-# swe_agent
+# sessions in a real sandboxed workspace
 
 
 @pytest.mark.sandbox
 def test_swe_agent_0_7_window_scroll_and_observation_template(task):
+    """tools/windowed (open, scroll_down, goto) + windowed_file.py (first line clamped to
+    n_lines - 1 - window, target a sixth of a window below the top), tools/search, 07.yaml
+    next_step(_no_output)_template, last_n_observations n=5."""
     h, s, env = session("swe_agent_0_7", task)
     try:
+        assert [m["role"] for m in s.messages] == ["system", "user", "user"]  # system, demonstration, instance
+        assert "--- DEMONSTRATION ---" in s.messages[1]["content"] and s.messages[2]["content"].endswith(
+            "(Open file: n/a)\n(Current directory: /app)\nbash-$")
         r = s.step(fence("open big.py"))
         lines = r.observation.split("\n")
         assert lines[0] == "[File: /app/big.py (250 lines total)]" and lines[1] == "1:line_1 = 1"
@@ -88,26 +94,34 @@ def test_swe_agent_0_7_window_scroll_and_observation_template(task):
         assert r.observation.endswith("(Open file: /app/big.py)\n(Current directory: /app)\nbash-$")
         r = s.step(fence("scroll_down"))
         assert "(98 more lines above)" in r.observation and "99:line_99 = 99" in r.observation  # overlap 2
-        r = s.step(fence("goto 200"))
-        assert "(150 more lines below)" not in r.observation and "200:line_200 = 200" in r.observation
+        r = s.step(fence("goto 200"))  # the clamp leaves the last line below the window, as upstream
+        assert "200:line_200 = 200" in r.observation and "249:line_249" in r.observation and "(1 more lines below)" in r.observation
+        assert s.step(fence("goto 400")).observation.startswith("Error: <line> must be at most 250")
+        assert s.step(fence("goto x")).observation.startswith("Usage: goto <line>\nError: <line> must be a number")
         r = s.step(fence("search_file alpha sub/notes.txt"))
         assert 'Found 2 matches for "alpha" in /app/sub/notes.txt:' in r.observation and "Line 2:beta alpha" in r.observation
         r = s.step(fence("search_dir alpha"))
         assert "/app/sub/notes.txt (2 matches)" in r.observation
         r = s.step(fence("cd sub"))
-        assert "Your command ran successfully and did not produce any output." in r.observation
-        assert "(Current directory: /app/sub)" in r.observation
+        assert r.observation == ("Your command completed successfully and printed no output.\n(Open file: /app/big.py)\n"
+                                 "(Current directory: /app/sub)\nbash-$")
         r = s.step(fence("find_file calc.py /app"))
         assert 'Found 1 matches for "calc.py" in /app:\n/app/calc.py' in r.observation
         # only the last 5 observations stay whole
         omitted = [m["content"] for m in s.messages if m["content"].startswith("Old environment output:")]
-        assert len(omitted) == 2 and "lines omitted" in omitted[0]
+        assert len(omitted) == 4 and "lines omitted" in omitted[0]
+        # tools/windowed/bin/create: an empty file (touch); an existing one only warns
+        r = s.step(fence("create new/empty.py"))
+        assert r.observation.startswith("[File: /app/sub/new/empty.py (0 lines total)]") and env.workspace.read_text("sub/new/empty.py") == ""
+        assert s.step(fence("create /app/calc.py")).observation.startswith("Warning: File '/app/calc.py' already exists.\n(Open")
     finally:
         env.close()
 
 
 @pytest.mark.sandbox
 def test_swe_agent_0_7_edit_lints_and_reverts(task):
+    """tools/windowed_edit_linting/bin/edit: flake8 before and after, new errors -> both windows
+    shown and the edit reverted; success -> the window from the edited line."""
     h, s, env = session("swe_agent_0_7", task)
     try:
         s.step(fence("open calc.py"))
@@ -123,17 +137,22 @@ def test_swe_agent_0_7_edit_lints_and_reverts(task):
 
 
 @pytest.mark.sandbox
-def test_swe_agent_0_7_format_retries_then_autosubmit_and_blocklist(task):
+def test_swe_agent_0_7_requery_blocklist_and_autosubmit(task):
+    """agents.py forward_with_handling (max_requeries=3, only the latest failure shown),
+    tools.py should_block_action as released in 1.1.0 (`make`, bare `vim` blocked; `vim a.py`
+    not), ThoughtActionParser's format error, exit_format with autosubmission."""
     h, s, env = session("swe_agent_0_7", task)
     try:
-        r = s.step(fence("vim calc.py"))
-        assert r.status == "blocked" and "Operation 'vim calc.py' is not supported" in r.observation
-        s.step(fence("open calc.py"))  # a valid step drops the failed attempt from the history
-        assert not any("not supported" in m["content"] for m in s.messages)
+        r = s.step(fence("vim"))
+        assert r.status == "blocked" and r.observation == "The operation 'vim' is not available in this environment."
+        r = s.step(fence("make"))
+        assert r.status == "blocked" and [m["content"] for m in s.messages].count(fence("vim")) == 0
+        s.step(fence("open calc.py"))  # a valid step drops the failed attempts from the history
+        assert not any("The operation 'make'" in m["content"] for m in s.messages)
         s.step(fence("edit 5:5\n    return a + b\nend_of_edit"))
-        for i in range(3):
+        for i in range(2):
             r = s.step("I forgot the command block")
-            assert r.status == "format_error" and not r.done
+            assert r.status == "format_error" and not r.done and "not formatted correctly" in r.observation
         r = s.step("still no command")
         assert r.done and s.stop_status == "format_error" and s.stop_reason == "exit_format"
         assert s.finish().success  # the workspace as it stood was submitted
@@ -142,12 +161,26 @@ def test_swe_agent_0_7_format_retries_then_autosubmit_and_blocklist(task):
 
 
 @pytest.mark.sandbox
-def test_swe_agent_0_7_three_timeouts_in_a_row_end_the_run(task):
+def test_swe_agent_0_7_truncation_exit_and_timeouts(task):
+    """TemplateConfig.next_step_truncated_observation_template (07.yaml keeps the default: no
+    prompt lines), `exit` (nothing submitted), 3 consecutive timeouts -> exit_command_timeout."""
+    h, s, env = session("swe_agent_0_7", task)
+    try:
+        r = s.step(fence("head -c 100005 /dev/zero | tr '\\0' y"))
+        assert r.observation.startswith("Observation: " + "y" * 100_000 + "<response clipped>") and "5 characters" in r.observation
+        assert r.observation.endswith("</NOTE>")
+        s.step(fence("open calc.py"))
+        s.step(fence("edit 5:5\n    return a + b\nend_of_edit"))
+        r = s.step(fence("exit"))
+        assert r.done and s.stop_reason == "exit_command" and not s.finish().success
+        assert env.workspace.read_text("calc.py") == CALC
+    finally:
+        env.close()
     h, s, env = session("swe_agent_0_7", task, command_timeout_s=1.0)
     try:
         for i in range(3):
             r = s.step(fence("sleep 5"))
-            assert r.status == "timeout" and "cancelled because it ran longer than 1 seconds" in r.observation
+            assert r.status == "timeout" and "stopped because it ran longer than 1 seconds" in r.observation
         assert r.done and s.stop_status == "timeout" and s.stop_reason == "exit_command_timeout"
     finally:
         env.close()

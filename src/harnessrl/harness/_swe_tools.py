@@ -304,3 +304,18 @@ def patch(before: dict[str, bytes], after: dict[str, bytes]) -> str:
                                          f"b/{path}" if b is not None else "/dev/null", n=3):
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def restore(work: Any, before: dict[str, bytes]) -> None:
+    """Put the workspace back as `before` (a run that ends with `exit` submits no patch, so the
+    repository is judged as it began). Files the agent made unreadable or unwritable stay."""
+    for rel in set(work.files()) - set(before):
+        try:
+            work.delete(rel)
+        except (ws.FileError, OSError):
+            pass
+    for rel, data in before.items():
+        try:
+            work.write_bytes(rel, data)
+        except (ws.FileError, OSError):
+            pass

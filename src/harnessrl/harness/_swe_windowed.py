@@ -1,12 +1,17 @@
 """SWE-agent's classic ACI commands (open/goto/scroll/create/edit/find_file/search_*) over a
-sandboxed workspace. The window state (open file, first line) lives in `WindowState`.
+sandboxed workspace, as SWE-agent v1.1.0's bundles do them (tools/windowed,
+tools/windowed/lib/windowed_file.py, tools/search, tools/windowed_edit_linting). The window
+state (open file, first line) lives in `WindowState`.
 
-Line model (as SWE-agent's windowed tools): a file is `text.split("\\n")`; `n_lines` counts
-`splitlines()`; `edit s:e` replaces lines s..e (1-based, inclusive) by the replacement
-text split on newlines (an empty replacement deletes them). Windows are `window` lines,
-scrolling moves `window - overlap`; `open`/`goto`/`edit` put the target line a sixth of a
-window below the top. Python edits are linted with flake8 *inside the sandbox*; an edit
-that introduces new errors is reverted and the model is shown both versions.
+Line model (windowed_file.py): a file is `text.split("\\n")`; `n_lines` counts
+`splitlines()`; the first line of the window is clamped to [0, n_lines - 1 - window];
+`edit s:e` replaces lines s..e (1-based, inclusive) by the replacement text split on
+newlines (an empty replacement deletes them). Windows are `window` lines, scrolling moves
+`window - overlap`; `open`/`goto`/`edit` put the target line a sixth of a window below the
+top. `create` makes parent directories and an empty file. Python edits are linted with
+flake8 *inside the sandbox*; an edit that introduces new errors is reverted and the model is
+shown both versions. `search_file` never refuses for too many hits (upstream's limit counts
+distinct file names, so it never triggers). Messages are our own words.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ def n_lines(text: str) -> int:
 
 
 def clamp(first: float, total: int, window: int) -> int:
-    return max(0, min(int(first), total - window))
+    return max(0, min(int(first), total - 1 - window))
 
 
 def render_window(state: WindowState, text: str) -> str:
@@ -88,10 +93,11 @@ class Tools:
                 return 'Usage: open "<file>" [<line_number>]\nError: <line_number> must be a number'
             target = number
             if target > total:
-                notes.append(f"Warning: <line_number> ({target}) is past the end of the file ({total} lines); showing line {total}")
+                notes += [f"Warning: <line_number> ({target}) is past the end of the file ({total} lines)",
+                          f"Warning: using <line_number> {total} instead"]
                 target = total
             elif target < 1:
-                notes.append(f"Warning: <line_number> ({target}) is less than 1; showing line 1")
+                notes += [f"Warning: <line_number> ({target}) is less than 1", "Warning: using <line_number> 1 instead"]
                 target = 1
         self.state.path = rel
         goto_top(self.state, target - 1, total)
@@ -100,13 +106,15 @@ class Tools:
     def goto(self, line: str | None) -> str:
         if err := self._need_open():
             return err
-        target = bounded_int(line, 0, MAX_LINE) if line is not None and re.fullmatch(r"\d+", line) else None
+        if line is None:
+            return "Usage: goto <line>"
+        target = bounded_int(line, -MAX_LINE, MAX_LINE) if re.fullmatch(r"-?\d+", line) else None
         if target is None:
-            return "Usage: goto <line_number>"
+            return "Usage: goto <line>\nError: <line> must be a number"
         text = self._text()
         total = n_lines(text)
-        if target > total or target < 1:
-            return f"Error: <line_number> must be between 1 and {total}"
+        if target > total:
+            return f"Error: <line> must be at most {total}"
         goto_top(self.state, target - 1, total)
         return render_window(self.state, text)
 
@@ -126,9 +134,9 @@ class Tools:
         if not rel:
             return f"Error: cannot create {path}: outside the repository"
         if ws.exists(self.env, rel):
-            return f"Error: File '{path}' already exists.\n" + self.open(path, None)
+            return f"Warning: File '{path}' already exists."
         try:
-            ws.write_text(self.env, rel, "\n")
+            ws.write_text(self.env, rel, "")  # an empty file (`touch`); write_text makes the parent folders
         except ws.FileError as err:
             return f"Error: {err}"
         return self.open(path, None)
@@ -240,14 +248,12 @@ class Tools:
             path = shown(self.state.path)
         rel = resolve(path, self.shell.cwd)
         if rel is None or not ws.exists(self.env, rel) or ws.is_dir(self.env, rel):
-            return f"Error: File name {path} not found. Please provide a valid file name."
+            return f"Usage: search_file <search_term> [<file>]\nError: File name {path} not found. Please provide a valid file name."
         out = self.shell.run(f"grep -n -- {shlex.quote(term)} {shlex.quote(shown(rel))}", keep_cwd=False)
         hits = [line.split(":", 1) for line in out.stdout.splitlines() if ":" in line]
         where = shown(rel)
         if not hits:
             return f'No matches found for "{term}" in {where}'
-        if len(hits) > 100:
-            return f'More than {len(hits)} lines matched for "{term}" in {where}. Please narrow your search.'
         body = "\n".join(f"Line {n}:{t}" for n, t in hits)
         return f'Found {len(hits)} matches for "{term}" in {where}:\n{body}\nEnd of matches for "{term}" in {where}'
 

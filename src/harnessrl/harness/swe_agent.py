@@ -44,7 +44,7 @@ from typing import Any
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown
 from harnessrl.harness._reply import guarded, json_error, loads, tag_spans
-from harnessrl.harness._swe_tools import Editor, EditorError, blocked, patch
+from harnessrl.harness._swe_tools import Editor, EditorError, blocked, patch, restore
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
 
 #: name -> {argument: required}; the schema the model is shown (descriptions in the spec)
@@ -236,21 +236,8 @@ class SweAgentSession(CodeSession):
         if self.stop_reason == "exit_command":
             # `exit` ends the run with no submission: upstream evaluates the repository without a
             # patch, so the workspace goes back to how it began before the hidden tests run
-            self._restore()
+            restore(self.env.workspace, self.before)
         return super().finish()
-
-    def _restore(self) -> None:
-        work = self.env.workspace
-        for rel in set(work.files()) - set(self.before):
-            try:
-                work.delete(rel)
-            except (ws.FileError, OSError):
-                pass  # e.g. a file the sandbox made unreadable: the tests judge what is left
-        for rel, data in self.before.items():
-            try:
-                work.write_bytes(rel, data)
-            except (ws.FileError, OSError):
-                pass
 
 
 @register_style

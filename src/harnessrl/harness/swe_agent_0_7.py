@@ -1,17 +1,27 @@
-"""swe_agent: SWE-agent's classic agent-computer interface (SWE-agent 0.7, thought-action).
+"""swe_agent_0_7: SWE-agent's classic agent-computer interface as SWE-agent v1.1.0 (tag,
+commit 0f3acaf) runs it with `config/sweagent_0_7/07.yaml` — the 0.7 prompts and tools
+(tools/windowed, tools/search, tools/windowed_edit_linting, tools/submit) on the 1.x agent
+loop (thought_action parser, ToolFilterConfig blocklist, `bash -n` check, requery, timeouts,
+history processor `last_n_observations` n=5).
 
-Each reply is a DISCUSSION and exactly one command in a fenced block (the last fenced block
+Each reply is a DISCUSSION and a command in a fenced block (the last top-level fenced block
 is taken). Commands: `open "<path>" [<line>]`, `goto <line>`, `scroll_up`, `scroll_down`,
 `create <file>`, `find_file <name> [<dir>]`, `search_dir <term> [<dir>]`,
 `search_file <term> [<file>]`, `edit <start>:<end>` + replacement lines + `end_of_edit`,
 `submit`; anything else is a bash command run in the sandbox, unless blocklisted.
 
-Control: observations come back as `<output>\\n(Open file: ...)\\n(Current directory: ...)\\nbash-$`;
-only the last 5 observations stay in the history, older ones collapse to a line count.
-A malformed reply, a blocklisted command or a bash syntax error is re-asked (the failed
-attempt is dropped from the history once a valid one arrives); after 3 re-asks the run ends
-and the workspace as it stands is submitted (`exit_format`). Commands time out after 30 s;
-3 timeouts in a row end the run. `submit` ends it.
+Control: observations come back as `<output>\\n(Open file: ...)\\n(Current directory: ...)\\nbash-$`
+(blank output: the no-output message with the same prompt lines; over 100,000 characters: the
+truncated template, which has no prompt lines, as upstream); the instance template is followed
+by our own short demonstration (07.yaml shows one recorded trajectory). Only the last 5
+observations stay whole; older ones collapse to a line count. A malformed reply, a blocklisted
+command or a bash syntax error is re-asked with only the latest failed reply shown; the 3rd in
+a row ends the run and the workspace as it stands is submitted (`exit_format`). Commands time
+out after 30 s; 3 timeouts in a row end the run. `submit` ends it.
+
+Difference, stated: upstream sends the whole block to a bash session in which the special
+commands are programs, so a block may mix them with other commands; here a special command
+is recognised only as the block's whole content (one command per reply, as the prompt asks).
 """
 
 from __future__ import annotations
@@ -19,14 +29,13 @@ from __future__ import annotations
 import shlex
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown, cap_middle
+from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown
 from harnessrl.harness._reply import fenced_blocks, guarded
+from harnessrl.harness._swe_tools import BLOCKLIST, BLOCKLIST_STANDALONE, blocked, restore
 from harnessrl.harness._swe_windowed import Tools, WindowState
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
 
 SPECIAL = ("open", "goto", "scroll_up", "scroll_down", "create", "find_file", "search_dir", "search_file", "edit", "submit")
-DEFAULT_BLOCKLIST = ("vim", "vi", "emacs", "nano", "nohup", "gdb", "less", "tail -f", "python -m venv")
-DEFAULT_STANDALONE = ("python", "python3", "ipython", "bash", "sh", "/bin/bash", "/bin/sh", "nohup", "vi", "vim", "emacs", "nano", "su")
 
 
 def parse_action(action: str, special: tuple[str, ...]) -> ToolCall | FormatError:
@@ -68,9 +77,15 @@ class SweAgent07Session(CodeSession):
         self.tools = Tools(self.env, self.shell, self.state, ws.python(self.env))
         self.history: list[tuple[str, str]] = []  # (reply, observation) of valid steps
         self.timeouts_in_a_row = 0
+        self.requeries = 0
+        self.before = self.env.workspace.snapshot()  # `exit` submits nothing: the tests then see this
         values = self.prompt_values() | {"window": self.state.window, "command_docs": self.harness.command_docs()}
-        self._head = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
-                      {"role": "user", "content": fill(self.harness.spec.task_template, **values) + "\n" + self._prompt_line()}]
+        self._head = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)}]
+        if self.opt("demonstration", ""):  # demonstration_template, one user message (put_demos_in_history false)
+            demo = fill(self.opt("demonstration_template", "$demonstration"), demonstration=self.opt("demonstration", ""))
+            self._head.append({"role": "user", "content": demo})
+        self._head.append({"role": "user", "content": fill(self.harness.spec.task_template, **values) + "\n"
+                           + self._prompt_line()})
         self.messages = list(self._head)
         return self.messages
 
@@ -91,11 +106,16 @@ class SweAgent07Session(CodeSession):
         self.messages = msgs
 
     def _requery(self, text: str, message: str, status: str) -> StepResult:
-        result = self.record_format_error(text, FormatError(message))
-        result.status = status
-        if self.done:
+        """Re-ask with the valid history + only this failed reply and its error; the
+        max_requeries-th failure in a row (3) ends the run (`exit_format`, autosubmitted)."""
+        self.format_errors += 1
+        self.consecutive_format_errors += 1
+        self.requeries += 1
+        self._rebuild()
+        self.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": message}]
+        if self.requeries >= int(self.opt("max_requeries", 3)):
             self.stop("exit_format", "format_error")
-        return result
+        return StepResult(observation=message, status=status, tool_result=message[:200], done=self.done)
 
     def step(self, text: str) -> StepResult:
         call = self.harness.parse(text)
@@ -105,11 +125,20 @@ class SweAgent07Session(CodeSession):
         if call.name == "bash":
             command = call.args["command"]
             if self.harness.blocked(command):
-                return self._requery(text, f"Operation '{command.split(chr(10))[0]}' is not supported by this environment.", "blocked")
+                return self._requery(text, fill(self.opt("blocked", "The operation '$action' is not available in this environment."),
+                                                action=command), "blocked")
             check = self.shell.run(f"bash -n -c {shlex.quote(command)}", keep_cwd=False)
             if check.exit_code not in (0, None) and check.status == "ok":
-                return self._requery(text, "Your bash command has syntax errors and was NOT run. Fix them and try again.\n"
-                                     + (check.stderr or check.stdout).strip(), "format_error")
+                return self._requery(text, "Your bash command has syntax errors and was NOT run. Fix them and try again; "
+                                     "this can happen when a multi-line command does not follow the syntax. What `bash -n` "
+                                     f"said:\n{check.stdout}\n{check.stderr}", "format_error")
+        self.requeries = 0
+        if call.name == "bash" and call.args["command"].strip() == "exit":  # the 1.x loop: ends, nothing submitted
+            self.stop("exit_command")
+            self.history.append((text, ""))
+            result = self.end_turn(text, "", tool_calls=[call], tool_result="Exited", done=True)
+            self._rebuild()
+            return result
         try:
             observation, status = self._execute(call)
         except ws.FileError as err:  # e.g. a symlink out of /app: refused, and the model is told
@@ -120,10 +149,16 @@ class SweAgent07Session(CodeSession):
             result = self.end_turn(text, "", tool_calls=[call], tool_result="submitted", done=True)
             self._rebuild()
             return result
-        observation = cap_middle(observation, self.harness.spec.max_observation_chars,
-                                 "[... observation truncated: {n} characters omitted ...]")
-        body = observation if observation.strip() else "Your command ran successfully and did not produce any output."
-        full = f"{body}\n{self._prompt_line()}"
+        limit = self.harness.spec.max_observation_chars
+        if not observation.strip():  # next_step_no_output_template
+            full = f"Your command completed successfully and printed no output.\n{self._prompt_line()}"
+        elif len(observation) > limit:  # 1.1.0's default truncated template (07.yaml keeps it: no prompt lines)
+            full = (f"Observation: {observation[:limit]}<response clipped><NOTE>Observations may not be longer than "
+                    f"{limit} characters; {len(observation) - limit} characters were cut. Try another command with less "
+                    "output, or narrow it with head, tail or grep, or send it to a file. Do not use interactive "
+                    "pagers.</NOTE>")
+        else:  # next_step_template
+            full = f"{observation}\n{self._prompt_line()}"
         self.history.append((text, full))
         done = False
         if status == "timeout":
@@ -136,6 +171,11 @@ class SweAgent07Session(CodeSession):
         result = self.end_turn(text, full, tool_calls=[call], tool_result=observation, status=status, done=done)
         self._rebuild()
         return result
+
+    def finish(self):
+        if self.stop_reason == "exit_command":
+            restore(self.env.workspace, self.before)
+        return super().finish()
 
     def _execute(self, call: ToolCall) -> tuple[str, str]:
         a, t = call.args, self.tools
@@ -158,10 +198,10 @@ class SweAgent07Session(CodeSession):
             return t.search_file(a.get("term"), a.get("path")), "ok"
         if call.name == "submit":
             return "", "ok"
-        out = self.shell.run(a["command"])
+        out = self.shell.run("exec 2>&1\n" + a["command"])  # one stream, in order, as the session shows it
         if out.status == "timeout":
             secs = int(self.shell.timeout)
-            return (f"The command '{a['command']}' was cancelled because it ran longer than {secs} seconds. "
+            return (f"The command '{a['command']}' was stopped because it ran longer than {secs} seconds. "
                     "Try a different command that finishes sooner."), "timeout"
         return out.stdout + out.stderr, "ok"
 
@@ -182,13 +222,12 @@ class SweAgent07Harness(CodeHarness):
         return "\n".join(docs[c] for c in self.special if c in docs)
 
     def blocked(self, command: str) -> bool:
+        """ToolHandler.should_block_action of v1.1.0 (see _swe_tools.blocked; `blocklist_mode`)."""
         if "bash" not in self.tools:
             return True
-        first = command.strip().split()[0] if command.strip() else ""
-        blocklist = self.spec.options.get("blocklist", DEFAULT_BLOCKLIST)
-        standalone = self.spec.options.get("blocklist_standalone", DEFAULT_STANDALONE)
-        return (first in blocklist or any(" " in b and command.strip().startswith(b) for b in blocklist)
-                or command.strip() in standalone)
+        o = self.spec.options
+        return blocked(command, tuple(o.get("blocklist", BLOCKLIST)), tuple(o.get("blocklist_standalone", BLOCKLIST_STANDALONE)),
+                       str(o.get("blocklist_mode", "v1.1.0")))
 
     @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
@@ -199,9 +238,11 @@ class SweAgent07Harness(CodeHarness):
         return call if isinstance(call, FormatError) else [call]
 
     def format_error_message(self, err: FormatError) -> str:
-        return (f"Your output was not formatted correctly ({err.message}). Every reply must hold one discussion "
-                "and one command, exactly like this:\nDISCUSSION\nWhat you think and plan to do next.\n\n"
-                "```\nthe one command to run\n```")
+        # ThoughtActionParser.error_message (1.1.0), in our words, with the reason added
+        return (f"Your output was not formatted correctly ({err.message}). Every reply must hold one discussion and "
+                "one command, with no further discussion or command parts. Follow this format exactly:\n"
+                "DISCUSSION\nThink here about what you plan and what you will do in this step.\n\n"
+                "```\nthe command(s) you will run\n```")
 
     # -- scripted plans ----------------------------------------------------------------------
 
