@@ -87,9 +87,11 @@ def _calls(name: str) -> st.SearchStrategy[str]:
         return st.builds(lambda p, a, b: f"{p}\n```\n<<<<<<< SEARCH\n{a}\n=======\n{b}\n>>>>>>> REPLACE\n```\n",
                          noise, st.one_of(noise, deep), noise)
     if s == "swe_agent":
-        keys = ["command", "path", "insert_line", "view_range", "file_text", "old_str", "new_str", "timeout"]
-        return st.builds(lambda n, k, x: f'<tool_call>{{"name": "{n}", "arguments": {{"command": "view", "{k}": {x}}}}}</tool_call>',
-                         st.sampled_from(["str_replace_editor", "bash", "submit", "execute_bash"]), st.sampled_from(keys), v)
+        keys = ["insert_line", "view_range", "file_text", "old_str", "new_str", "timeout"]
+        editor = st.builds(lambda k, x: f'{{"name": "str_replace_editor", "arguments": {{"command": "view", "path": "/app/a.py", '
+                           f'"{k}": {x}}}}}', st.sampled_from(keys), v)
+        other = st.builds(lambda n, x: f'{{"name": "{n}", "arguments": {{"command": {x}}}}}', st.sampled_from(["bash", "submit"]), v)
+        return st.one_of(editor, other).map(lambda c: f"thought\n<tool_call>\n{c}\n</tool_call>")
     if s == "swe_agent_0_7":
         cmd = st.one_of(st.builds(lambda a, b: f"edit {a}:{b}\nx\nend_of_edit", numbers, numbers),
                         st.builds(lambda a: f'open "a.py" {a}', numbers), st.builds(lambda a: f"goto {a}", numbers))
