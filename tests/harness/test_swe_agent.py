@@ -133,6 +133,11 @@ def task(tmp_path_factory):
     return suite["fix-add"]
 
 
+def tool(observation):
+    """A valid call's result: a "tool" message upstream, shown as Qwen-family templates render it."""
+    return f"<tool_response>\n{observation}\n</tool_response>"
+
+
 def edit(s, **args):
     return s.step(call("str_replace_editor", **args))
 
@@ -145,12 +150,12 @@ def test_observation_templates(task):
     h, s, env = session("swe_agent", task)
     try:
         r = s.step(call("bash", command="echo a; echo b >&2; echo c"))
-        assert r.observation == "OBSERVATION:\na\nb\nc\n"  # stdout and stderr as one stream, in order
+        assert r.observation == tool("OBSERVATION:\na\nb\nc\n")  # stdout and stderr as one stream, in order
         r = s.step(call("bash", command="true"))
-        assert r.observation == "Your command completed successfully and printed no output."
+        assert r.observation == tool("Your command completed successfully and printed no output.")
         r = s.step(call("bash", command="head -c 100011 /dev/zero | tr '\\0' x"))
         head, note = r.observation.split("<response clipped>")
-        assert head == "Observation: " + "x" * 100_000 and "100000 characters" in note and "11 characters" in note
+        assert head == "<tool_response>\nObservation: " + "x" * 100_000 and "100000 characters" in note and "11 characters" in note
         assert [m["role"] for m in s.messages] == ["system", "user"] + ["assistant", "user"] * 3  # all kept (cache_control only)
     finally:
         env.close()
@@ -237,7 +242,7 @@ def test_str_replace_editor_as_edit_anthropic_does_it(task):
     try:
         # view: `%6d\t` numbering; a .py file over 16,000 characters becomes a filemap
         r = edit(s, command="view", path="/app/calc.py")
-        assert r.observation.startswith("OBSERVATION:\nResult of `cat -n` on /app/calc.py:\n     1\t\"\"\"Tiny calculator.\"\"\"\n")
+        assert r.observation.startswith(tool("OBSERVATION:\nResult of `cat -n` on /app/calc.py:\n     1\t\"\"\"Tiny calculator.\"\"\"\n")[:80])
         r = edit(s, command="view", path="/app/big.py")
         assert "... eliding lines 2-8 ..." in r.observation and "abbreviated" in r.observation
         r = edit(s, command="view", path="/app/big.py", view_range=[10, 11])

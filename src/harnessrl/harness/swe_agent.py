@@ -18,6 +18,10 @@ that are not JSON, a missing required or an unexpected argument are format error
 `str_replace_editor{command, path, file_text, old_str, new_str, insert_line, view_range}`
 (see _swe_tools), `submit{}`.
 
+Results of a valid call are tool messages upstream (role "tool"); here they are user messages
+wrapped in `<tool_response>` tags, as Qwen-family chat templates render role "tool". The
+re-ask messages below are user messages upstream too, and are not wrapped.
+
 Control (sweagent/agent/agents.py, tools/tools.py of 1.1.0):
 - a format error, a blocklisted command or a bash syntax error (`bash -n`) is re-asked: the
   model sees the valid history plus only its latest failed reply and the error; once a reply
@@ -173,6 +177,8 @@ class SweAgentSession(CodeSession):
                 done, observation = True, ""
         else:
             self.timeouts_in_a_row = 0
+        if observation:  # a tool message upstream: shown as the chat template renders role "tool"
+            observation = fill(self.opt("tool_response", "$observation"), observation=observation)
         return self.end_turn(text, observation, tool_calls=[call], tool_result=output, status=status, done=done)
 
     def _observation(self, output: str) -> str:
