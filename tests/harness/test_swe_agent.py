@@ -242,7 +242,8 @@ def test_str_replace_editor_as_edit_anthropic_does_it(task):
     try:
         # view: `%6d\t` numbering; a .py file over 16,000 characters becomes a filemap
         r = edit(s, command="view", path="/app/calc.py")
-        assert r.observation.startswith(tool("OBSERVATION:\nResult of `cat -n` on /app/calc.py:\n     1\t\"\"\"Tiny calculator.\"\"\"\n")[:80])
+        assert r.observation.startswith("<tool_response>\nOBSERVATION:\nResult of `cat -n` on /app/calc.py:\n"
+                                        '     1\t"""Tiny calculator."""\n')
         r = edit(s, command="view", path="/app/big.py")
         assert "... eliding lines 2-8 ..." in r.observation and "abbreviated" in r.observation
         r = edit(s, command="view", path="/app/big.py", view_range=[10, 11])

@@ -112,7 +112,8 @@ def test_swe_agent_0_7_window_scroll_and_observation_template(task):
         assert len(omitted) == 4 and "lines omitted" in omitted[0]
         # tools/windowed/bin/create: an empty file (touch); an existing one only warns
         r = s.step(fence("create new/empty.py"))
-        assert r.observation.startswith("[File: /app/sub/new/empty.py (0 lines total)]") and env.workspace.read_text("sub/new/empty.py") == ""
+        assert r.observation.startswith("[File: /app/sub/new/empty.py (0 lines total)]")
+        assert env.workspace.read_text("sub/new/empty.py") == ""
         assert s.step(fence("create /app/calc.py")).observation.startswith("Warning: File '/app/calc.py' already exists.\n(Open")
     finally:
         env.close()
