@@ -185,3 +185,20 @@ def test_swe_agent_0_7_truncation_exit_and_timeouts(task):
         assert r.done and s.stop_status == "timeout" and s.stop_reason == "exit_command_timeout"
     finally:
         env.close()
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.parametrize("suite_name", ["code-v1", "terminal-v1"])
+def test_the_oracle_solves_builtin_tasks_through_the_classic_aci(suite_name, tmp_path):
+    """swe_agent_0_7 is not in `--harness all` (so not in test_oracle_suites): a sample of each
+    built-in suite through it and its 30-line-window variant (all cells: 41 + 21 solved, measured)."""
+    from harnessrl.evaluate.run import plan_eval, run_eval
+    from harnessrl.records import RecordStore
+    from harnessrl.rollout.suites import load_suite
+
+    suite = load_suite(suite_name)
+    plan = plan_eval(suite, ["swe_agent_0_7", "swe_agent_window30"], seeds=1, tasks=[t.name for t in list(suite)[:4]])
+    result = run_eval("oracle", plan, RecordStore(tmp_path / "store"), workers=2)
+    assert len(result.episodes) == 8 and all(e.success for e in result.episodes), [
+        (e.context.task_id, e.context.harness_id, e.outcome, e.status) for e in result.episodes if not e.success]
