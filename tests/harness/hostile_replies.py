@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from harnessrl.harness.base import FormatError, HarnessSpec, StepResult, ToolCall, make_harness
 
 #: harness id -> how to build it (built-in ids, plus the lookup style's call syntax)
-PARSERS = ["answer_tag", "aider", "aider_whole", "aider_udiff", "swe_agent", "openhands", "qwen_code", "terminus",
+PARSERS = ["answer_tag", "aider", "aider_whole", "aider_udiff", "swe_agent", "swe_agent_0_7", "openhands", "qwen_code", "terminus",
            "lookup-plain", "lookup-call", "miniwob-html", "miniwob-axtree"]
 
 
@@ -47,7 +47,10 @@ FRAGMENTS = {
     "answer_tag": ["<answer>", '<answer path="a.py">', '<answer path="', "<answer ", "</answer>", " path=", '"/app/x"'],
     "aider": ["a.py\n", "```\n", "```python\n", "~~~\n", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n",
               "<<<<<<<<< SEARCH>\n", "...\n", "    x = 1\n", "# a.py\n", "`a.py`:\n"],
-    "swe_agent": ["DISCUSSION\n", "```\n", "```bash\n", "```x", "edit 1:2\n", "edit ", ":", "end_of_edit\n", 'open "a.py" ',
+    "swe_agent": ["<tool_call>", "</tool_call>", '{"name": "bash", "arguments": {"command": ', '{"name": "submit", ',
+                  '{"name": "str_replace_editor", "arguments": {"command": "view", ', '"path": "/app/a.py"', '"view_range": ',
+                  '"insert_line": ', '"arguments": "', "<\\/", ", ", ":", '"', "}"],
+    "swe_agent_0_7": ["DISCUSSION\n", "```\n", "```bash\n", "```x", "edit 1:2\n", "edit ", ":", "end_of_edit\n", 'open "a.py" ',
                   "goto ", "scroll_up", "create b.py", "search_dir x", "find_file a", "submit", "ls\n", "'", '"'],
     "openhands": ["<function=", "execute_bash>", "str_replace_editor>", "finish>", "<function=execute_bash>\n",
                   "<function=str_replace_editor>\n", "<parameter=", "command>", "path>", "view_range>", "insert_line>",
@@ -84,6 +87,12 @@ def _calls(name: str) -> st.SearchStrategy[str]:
         return st.builds(lambda p, a, b: f"{p}\n```\n<<<<<<< SEARCH\n{a}\n=======\n{b}\n>>>>>>> REPLACE\n```\n",
                          noise, st.one_of(noise, deep), noise)
     if s == "swe_agent":
+        keys = ["insert_line", "view_range", "file_text", "old_str", "new_str", "timeout"]
+        editor = st.builds(lambda k, x: f'{{"name": "str_replace_editor", "arguments": {{"command": "view", "path": "/app/a.py", '
+                           f'"{k}": {x}}}}}', st.sampled_from(keys), v)
+        other = st.builds(lambda n, x: f'{{"name": "{n}", "arguments": {{"command": {x}}}}}', st.sampled_from(["bash", "submit"]), v)
+        return st.one_of(editor, other).map(lambda c: f"thought\n<tool_call>\n{c}\n</tool_call>")
+    if s == "swe_agent_0_7":
         cmd = st.one_of(st.builds(lambda a, b: f"edit {a}:{b}\nx\nend_of_edit", numbers, numbers),
                         st.builds(lambda a: f'open "a.py" {a}', numbers), st.builds(lambda a: f"goto {a}", numbers))
         return cmd.map(lambda c: f"DISCUSSION\nx\n```\n{c}\n```\n")
@@ -156,7 +165,10 @@ def adversarial(size: int = 100_000) -> dict[str, list[tuple[str, str]]]:
     big_int = "9" * (size // 20)
     half_and_half = "</tool_call>" * (size // 23) + "<tool_call>" * (size // 23)
     return {
-        "swe_agent": [("fence openings", rep("```x\n")), ("fence then openings", rep("```x\n", "```\n")),
+        "swe_agent": [("closing then opening runs", half_and_half), ("opening runs", rep("<tool_call>")),
+                      ("deep arguments", tool_json.replace("read_file", "str_replace_editor")),
+                      ("many calls", rep('<tool_call>{"name": "submit", "arguments": {}}</tool_call>'))],
+        "swe_agent_0_7": [("fence openings", rep("```x\n")), ("fence then openings", rep("```x\n", "```\n")),
                       ("bare fences", rep("```")), ("edit without end", rep("x\n", "```\nedit 1:2\n", "```\n")),
                       ("quotes in open", rep('"', "```\nopen ", "\n```\n"))],
         "openhands": [("function openings", rep("<function=")), ("closed then open", rep("<function=a>", "</function>")),

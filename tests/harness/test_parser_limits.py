@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from harnessrl.harness import _aider_edits as ed
 from harnessrl.harness import _reply
 from harnessrl.harness._oh_editor import Editor, EditorError
-from harnessrl.harness._swe_tools import Tools, WindowState
+from harnessrl.harness._swe_windowed import Tools, WindowState
 from harnessrl.harness.answer_tag import answers
 from harnessrl.harness.base import FormatError, ToolCall, make_harness
 from harnessrl.harness.miniwob_html import COMMAND
@@ -223,12 +223,12 @@ def test_aider_matching_and_hint_are_fast_on_an_8000_line_file():
 # ---------------------------------------------------------------------------------------
 # the tools range-check numbers the parsers pass on
 
-def test_swe_agent_tools_refuse_huge_line_numbers():
+def test_swe_agent_0_7_tools_refuse_huge_line_numbers():
     env = MemEnv({"notes.txt": "a\nb\nc\n"})
     tools = Tools(env, shell=SimpleNamespace(cwd="/app"), state=WindowState(), python="python3")  # .txt: no lint run
     assert "must be a number" in tools.open("notes.txt", "9" * 5000)
-    assert "showing line 3" in tools.open("notes.txt", "9" * 9)
-    assert tools.goto("9" * 5000) == "Usage: goto <line_number>"
+    assert "using <line_number> 3 instead" in tools.open("notes.txt", "9" * 9)
+    assert tools.goto("9" * 5000) == "Usage: goto <line>\nError: <line> must be a number"
     assert "Usage: edit" in tools.edit("1:" + "9" * 5000, "x")[0]
     assert tools.edit("2:2", "B")[1] and env.workspace.data["notes.txt"] == "a\nB\nc\n"
 

@@ -80,39 +80,6 @@ def test_aider_create_and_whole_file_round_trip(path, text):
         ToolCall("whole_file", {"path": path, "replace": text})]
 
 
-def _swe_apply(text: str, call: ToolCall) -> str:
-    start, end = map(int, call.args["range"].split(":"))
-    ls = text.split("\n")
-    ls[start - 1:end] = call.args["text"].split("\n") if call.args["text"] else []
-    return "\n".join(ls)
-
-
-@settings(max_examples=150, deadline=None)
-@given(paths, lines, lines, lines, lines)
-def test_swe_agent_edit_round_trip(path, before, old, new, after):
-    h = H["swe_agent"]
-    old_t, new_t = "\n".join(old) + "\n", "\n".join(new) + "\n"
-    file = "\n".join(before) + "\n" + old_t + "\n".join(after) + "\n"
-    intent = Intent("replace", path=path, old=old_t, new=new_t)
-    assume(old != new and h.expressible(intent) and "```" not in file and "end_of_edit" not in file.split("\n"))
-    closed = MemSession({path: file}, {"open_file": None})
-    text, used = h.render_turn([intent], closed)
-    assert used == 0 and h.parse(text) == [ToolCall("open", {"path": path})]  # open the file first
-    text, used = h.render_turn([intent], MemSession({path: file}, {"open_file": path}))
-    calls = h.parse(text)
-    assert used == 1 and calls[0].name == "edit"
-    assert _swe_apply(file, calls[0]) == file.replace(old_t, new_t, 1)
-
-
-@settings(max_examples=300, deadline=None)
-@given(commands)
-def test_swe_agent_bash_round_trip(command):
-    h = H["swe_agent"]
-    intent = Intent("run", command=command)
-    assume(h.expressible(intent))
-    assert h.parse(h.render_intent(intent, None)) == [ToolCall("bash", {"command": command})]
-
-
 @settings(max_examples=300, deadline=None)
 @given(paths, content, content, commands)
 def test_openhands_round_trip(path, old, new, command):
@@ -175,15 +142,6 @@ def test_terminus_finish_needs_two_turns():
 
 # ---------------------------------------------------------------------------------------
 # format details each parser must honour
-
-
-def test_swe_agent_takes_the_last_fenced_block_and_one_command():
-    h = H["swe_agent"]
-    assert h.parse("DISCUSSION\nx\n```\nls\n```\nthen\n```\npwd\n```\n") == [ToolCall("bash", {"command": "pwd"})]
-    assert isinstance(h.parse("DISCUSSION\nno command"), FormatError)
-    assert isinstance(h.parse("```\nedit 1:2\nfoo\n```"), FormatError)  # no end_of_edit
-    assert isinstance(h.parse("```\nopen a.py\nls\n```"), FormatError)  # two commands
-    assert h.parse('```\nopen "my file.py" 20\n```') == [ToolCall("open", {"path": "my file.py", "line": "20"})]
 
 
 def test_openhands_text_calls_validate_names_params_and_types():

@@ -10,6 +10,7 @@ import pytest
 from harnessrl.episode import TURN_STATUSES
 from harnessrl.harness.openhands import render_call
 from harnessrl.harness.qwen_code import render_calls
+from harnessrl.harness.swe_agent import render_call as swe_call
 from tests.harness.agent_fixtures import make_suite, session
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -31,6 +32,20 @@ def action(style, rng):
     if style == "aider":
         return f"{p}\n```\n<<<<<<< SEARCH\n{t}\n=======\n{pick(rng, TEXTS)}\n>>>>>>> REPLACE\n```\n"
     if style == "swe_agent":
+        name = pick(rng, ["str_replace_editor"] * 3 + ["bash", "submit"])
+        if name == "bash":
+            args = {"command": pick(rng, [f"cat {p}", "ln -s /etc/passwd link", "echo hi > /etc/x", "exit", t or "ls"])}
+        elif name == "submit":
+            args = {}
+        else:
+            args = {"command": pick(rng, ["view", "create", "str_replace", "insert", "undo_edit", "delete"]), "path": p,
+                    "old_str": t, "new_str": pick(rng, TEXTS), "file_text": t}
+            if rng.random() < 0.5:
+                args["insert_line"] = pick(rng, [-1, 0, 2, "two", None, 10**6, 10**400])
+            if rng.random() < 0.3:
+                args["view_range"] = pick(rng, [[1, 2], [0, -1], [5, 1], [1], "1 2", [1, 10**400], [[[[1]]]]])
+        return swe_call(name, args)
+    if style == "swe_agent_0_7":
         cmd = pick(rng, [f'open "{p}" {n}', f"goto {n}", "scroll_up", "scroll_down", f"create {p}", f"find_file {t or 'x'} {p}",
                          f"search_dir '{t}' {p}", f"search_file '{t}' {p}", f"edit {n}:{pick(rng, NUMS)}\n{t}\nend_of_edit",
                          f"cat {p}", f"ln -s /etc/passwd link", "echo hi > /etc/x", "submit" if rng.random() < 0.05 else "ls"])
@@ -65,7 +80,7 @@ def action(style, rng):
                        "task_complete": rng.random() < 0.1})
 
 
-@pytest.mark.parametrize("style", ["answer_tag", "aider", "swe_agent", "openhands", "qwen_code", "terminus"])
+@pytest.mark.parametrize("style", ["answer_tag", "aider", "swe_agent", "swe_agent_0_7", "openhands", "qwen_code", "terminus"])
 def test_hostile_actions_never_crash_a_session(style, tmp_path):
     task = make_suite(tmp_path / "suite")["fix-add"]
     rng = random.Random(f"{style}-7")

@@ -84,7 +84,7 @@ def test_scope_rule_is_explicit_and_reported(suite):
 
 def test_ceiling_variants_are_specs(suite):
     window = make_harness("swe_agent_window30")
-    assert window.spec.options["window"] == 30 and window.style == "swe_agent"
+    assert window.spec.options["window"] == 30 and window.style == "swe_agent_0_7"
     editor_only = make_harness("openhands_editor_only")
     assert "shell" not in editor_only.capabilities and editor_only.compatibility(suite["count-lines"])
     capped = make_harness("qwen_code_3turns")

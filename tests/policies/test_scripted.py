@@ -33,7 +33,7 @@ def test_baselines_stay_at_the_floor_through_every_harness(suite):
             name, [(e.context.harness_id, e.outcome, e.status) for e in eps])
     explored = {e.context.harness_id: e for e in eps}
     assert '"read_file"' in explored["qwen_code"].turns[0].tool_call  # reads went through the harness's own tool
-    assert "open" in explored["swe_agent"].turns[0].tool_call and "view" in explored["openhands"].turns[0].tool_call
+    assert "view" in explored["swe_agent"].turns[0].tool_call and "view" in explored["openhands"].turns[0].tool_call
 
 
 def test_script_solutions_become_file_writes_for_harnesses_without_a_shell(suite):

@@ -1,277 +1,300 @@
-"""swe_agent: SWE-agent's classic agent-computer interface (SWE-agent 0.7, thought-action).
+"""swe_agent: SWE-agent 1.x with its default config — v1.1.0 (tag, commit 0f3acaf),
+`config/default.yaml`: bundles `tools/registry`, `tools/edit_anthropic`,
+`tools/review_on_submit_m`, the built-in `bash` tool, the `function_calling` parser,
+history processor `cache_control` only (every observation stays in full).
 
-Each reply is a DISCUSSION and exactly one command in a fenced block (the last fenced block
-is taken). Commands: `open "<path>" [<line>]`, `goto <line>`, `scroll_up`, `scroll_down`,
-`create <file>`, `find_file <name> [<dir>]`, `search_dir <term> [<dir>]`,
-`search_file <term> [<file>]`, `edit <start>:<end>` + replacement lines + `end_of_edit`,
-`submit`; anything else is a bash command run in the sandbox, unless blocklisted.
+Function calls as text (the model has no native tool calling here): the Hermes-style block
+that Qwen-family chat templates and vLLM's `hermes` parser use,
 
-Control: observations come back as `<output>\\n(Open file: ...)\\n(Current directory: ...)\\nbash-$`;
-only the last 5 observations stay in the history, older ones collapse to a line count.
-A malformed reply, a blocklisted command or a bash syntax error is re-asked (the failed
-attempt is dropped from the history once a valid one arrives); after 3 re-asks the run ends
-and the workspace as it stands is submitted (`exit_format`). Commands time out after 30 s;
-3 timeouts in a row end the run. `submit` ends it.
+    <tool_call>
+    {"name": "str_replace_editor", "arguments": {"command": "view", "path": "/app/calc.py"}}
+    </tool_call>
+
+Anything outside the block is the thought. As the function-calling parser: exactly ONE call
+per reply (none -> the "missing" error, two or more -> "multiple"); an unknown name, arguments
+that are not JSON, a missing required or an unexpected argument are format errors; argument
+*types* are not checked by the parser (the tool's own argument parsing refuses a bad
+`insert_line`/`view_range`, as an observation). Tools: `bash{command}`,
+`str_replace_editor{command, path, file_text, old_str, new_str, insert_line, view_range}`
+(see _swe_tools), `submit{}`.
+
+Results of a valid call are tool messages upstream (role "tool"); here they are user messages
+wrapped in `<tool_response>` tags, as Qwen-family chat templates render role "tool". The
+re-ask messages below are user messages upstream too, and are not wrapped.
+
+Control (sweagent/agent/agents.py, tools/tools.py of 1.1.0):
+- a format error, a blocklisted command or a bash syntax error (`bash -n`) is re-asked: the
+  model sees the valid history plus only its latest failed reply and the error; once a reply
+  is valid the failed ones leave the history. The 3rd failure in a row ends the run
+  (`exit_format`) and the workspace is submitted as it stands (autosubmission).
+- observations: `OBSERVATION:` + output; blank output -> the no-output message alone; over
+  100,000 characters -> `Observation: ` + the first 100,000 + a clipped note with the count.
+- commands time out after 30 s with a message; the 3rd timeout in a row ends the run
+  (`exit_command_timeout`, autosubmitted). `exit` ends it with nothing submitted.
+- `submit` (review_on_submit_m): the first call answers with review steps and the patch so
+  far; the second submits and ends the run. `submit -f` (typed in bash) submits at once.
+Each command is a fresh sandboxed process (the working directory carries over, exported
+variables do not): the stated difference from SWE-agent's persistent shell session.
+Every difference is listed in docs/harnesses.md.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
+from typing import Any
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown, cap_middle
-from harnessrl.harness._reply import fenced_blocks, guarded
-from harnessrl.harness._swe_tools import Tools, WindowState
-from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, fill, register_style
+from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown
+from harnessrl.harness._reply import guarded, json_error, loads, tag_spans
+from harnessrl.harness._swe_tools import Editor, EditorError, blocked, patch, restore
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
 
-SPECIAL = ("open", "goto", "scroll_up", "scroll_down", "create", "find_file", "search_dir", "search_file", "edit", "submit")
-DEFAULT_BLOCKLIST = ("vim", "vi", "emacs", "nano", "nohup", "gdb", "less", "tail -f", "python -m venv")
-DEFAULT_STANDALONE = ("python", "python3", "ipython", "bash", "sh", "/bin/bash", "/bin/sh", "nohup", "vi", "vim", "emacs", "nano", "su")
+#: name -> {argument: required}; the schema the model is shown (descriptions in the spec)
+SCHEMA: dict[str, dict[str, bool]] = {
+    "bash": {"command": True},
+    "str_replace_editor": {"command": True, "path": True, "file_text": False, "old_str": False, "new_str": False,
+                           "insert_line": False, "view_range": False},
+    "submit": {},
+}
+_SUBMIT = re.compile(r"submit(\s+(-f|--force))?")
 
 
-def parse_action(action: str, special: tuple[str, ...]) -> ToolCall | FormatError:
-    """One command (the text of the fenced block) -> a tool call."""
-    action = action.strip("\n")
-    if not action.strip():
-        return FormatError("the command block is empty")
-    head, _, rest = action.partition("\n")
-    word = head.split()[0] if head.split() else ""
-    if word == "edit" and "edit" in special:
-        body = rest.split("\n") if rest else []
-        if "end_of_edit" not in body:
-            return FormatError("an edit command must end with a line holding only `end_of_edit`")
-        end = body.index("end_of_edit")
-        if any(line.strip() for line in body[end + 1:]):
-            return FormatError("one command per reply: nothing may follow `end_of_edit`")
-        args = head.split()[1:]
-        return ToolCall("edit", {"range": args[0] if args else "", "text": "\n".join(body[:end])})
-    if word in special:
-        if rest.strip():
-            return FormatError(f"one command per reply: `{word}` takes a single line")
+class CallError(FormatError):
+    """A format error with the parser's error code: missing | multiple | unexpected_arg | other."""
+
+    def __init__(self, message: str, code: str = "other"):
+        super().__init__(message)
+        self.code = code
+
+
+def parse_call(text: str, tools: tuple[str, ...]) -> list[ToolCall] | FormatError:
+    """One reply -> exactly one call, as SWE-agent's FunctionCallingParser accepts it."""
+    if text.count("<tool_call>") > text.count("</tool_call>"):
+        text += "</tool_call>"  # generation stopped at the closing tag
+    spans = []
+    for span in tag_spans(text, "<tool_call>", "</tool_call>"):
+        spans.append(span)
+        if len(spans) > 1:
+            return CallError("expected exactly one tool call, got several", "multiple")
+    if not spans:
+        return CallError("expected exactly one tool call, got none", "missing")
+    try:
+        obj = loads(text[spans[0][0]:spans[0][1]])
+    except ValueError as err:
+        return CallError(f"the tool call is not valid JSON ({json_error(err)})")
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return CallError('the tool call must be a JSON object with a "name" string and an "arguments" object')
+    name, args = obj["name"], obj.get("arguments", {})
+    if name not in SCHEMA or name not in tools:
+        return CallError(f"the command '{name}' is not one of the available commands")
+    if isinstance(args, str):  # OpenAI-style: the arguments JSON-encoded in a string
         try:
-            argv = shlex.split(head)
-        except ValueError as err:
-            return FormatError(f"could not split the arguments of `{word}`: {err}")
-        names = {"open": ("path", "line"), "goto": ("line",), "create": ("path",), "find_file": ("name", "dir"),
-                 "search_dir": ("term", "dir"), "search_file": ("term", "path")}.get(word, ())
-        if len(argv) - 1 > len(names):
-            return FormatError(f"too many arguments for `{word}`")
-        return ToolCall(word, dict(zip(names, argv[1:])))
-    return ToolCall("bash", {"command": action.strip()})
+            args = loads(args)
+        except ValueError:
+            return CallError("the tool call's arguments are not valid JSON")
+    if not isinstance(args, dict):
+        return CallError("the tool call's arguments are not valid JSON")
+    missing = [a for a, required in SCHEMA[name].items() if required and a not in args]
+    if missing:
+        return CallError(f"required argument(s) missing: {', '.join(missing)}")
+    extra = [a for a in args if a not in SCHEMA[name]]
+    if extra:
+        return CallError(f"unexpected argument(s): {', '.join(extra)}", "unexpected_arg")
+    return [ToolCall(name, args)]
+
+
+def render_call(name: str, args: dict[str, Any], thought: str = "") -> str:
+    # `<\/` is JSON for `</`: a value holding "</tool_call>" cannot close the block early
+    call = json.dumps({"name": name, "arguments": args}, ensure_ascii=False).replace("</", "<\\/")
+    return f"{thought}\n\n<tool_call>\n{call}\n</tool_call>" if thought else f"<tool_call>\n{call}\n</tool_call>"
 
 
 class SweAgentSession(CodeSession):
     harness: "SweAgentHarness"
 
     def start(self) -> list[dict[str, str]]:
-        self.state = WindowState(window=int(self.opt("window", 100)), overlap=int(self.opt("overlap", 2)))
-        self.tools = Tools(self.env, self.shell, self.state, ws.python(self.env))
-        self.history: list[tuple[str, str]] = []  # (reply, observation) of valid steps
+        self.editor = Editor(self.env, self.shell, use_filemap=bool(self.opt("use_filemap", True)),
+                             undo=bool(self.opt("editor_undo", False)))
+        self.before = self.env.workspace.snapshot()  # for the patch the first `submit` shows
+        self.submit_stage = 0
+        self.requeries = 0  # failed replies in a row within this step
         self.timeouts_in_a_row = 0
-        values = self.prompt_values() | {"window": self.state.window, "command_docs": self.harness.command_docs()}
-        self._head = [{"role": "system", "content": fill(self.harness.spec.system_prompt, **values)},
-                      {"role": "user", "content": fill(self.harness.spec.task_template, **values) + "\n" + self._prompt_line()}]
-        self.messages = list(self._head)
+        self.submitted = False
+        values = self.prompt_values() | {"tool_docs": self.harness.tool_docs()}
+        self._valid = self.open_conversation(values)[:]  # the history without failed replies
         return self.messages
 
-    def _prompt_line(self) -> str:
-        open_file = shown(self.state.path) if self.state.path else "n/a"
-        return f"(Open file: {open_file})\n(Current directory: {self.shell.cwd})\nbash-$"
+    # -- requery (format / blocklist / bash syntax errors) ------------------------------------
 
-    def view(self) -> dict:
-        return {"open_file": self.state.path, "first_line": self.state.first, "cwd": self.shell.cwd}
+    def _requery(self, text: str, message: str, status: str, reason: str) -> StepResult:
+        self.format_errors += 1
+        self.consecutive_format_errors += 1
+        self.requeries += 1
+        # the valid history + only the latest failed reply and its error
+        self.messages = self._valid + [{"role": "assistant", "content": text}, {"role": "user", "content": message}]
+        if self.requeries >= int(self.opt("max_requeries", 3)):
+            self.stop("exit_format", "format_error")  # the workspace as it stands is graded (autosubmission)
+        return StepResult(observation=message, status=status, tool_result=reason, done=self.done)
 
-    def _rebuild(self) -> None:
-        keep = int(self.opt("keep_observations", 5))
-        msgs = list(self._head)
-        for i, (reply, obs) in enumerate(self.history):
-            if i < len(self.history) - keep:
-                obs = f"Old environment output: ({len(obs.splitlines())} lines omitted)"
-            msgs += [{"role": "assistant", "content": reply}, {"role": "user", "content": obs}]
-        self.messages = msgs
+    def _format_message(self, err: FormatError) -> str:
+        return fill(self.harness.spec.options["format_errors"][getattr(err, "code", "other")], message=err.message)
 
-    def _requery(self, text: str, message: str, status: str) -> StepResult:
-        result = self.record_format_error(text, FormatError(message))
-        result.status = status
-        if self.done:
-            self.stop("exit_format", "format_error")
-        return result
+    # -- one step -----------------------------------------------------------------------
 
     def step(self, text: str) -> StepResult:
-        call = self.harness.parse(text)
-        if isinstance(call, FormatError):
-            return self._requery(text, self.harness.format_error_message(call), "format_error")
-        call = call[0]
-        if call.name == "bash":
-            command = call.args["command"]
-            if self.harness.blocked(command):
-                return self._requery(text, f"Operation '{command.split(chr(10))[0]}' is not supported by this environment.", "blocked")
+        calls = self.harness.parse(text)
+        if isinstance(calls, FormatError):
+            return self._requery(text, self._format_message(calls), "format_error", calls.message)
+        call = calls[0]
+        command = call.args.get("command") if call.name == "bash" else None
+        if command is not None:
+            command = command if isinstance(command, str) else str(command)
+            mode = str(self.opt("blocklist_mode", "v1.1.0"))
+            if blocked(command, tuple(self.opt("blocklist", ())), tuple(self.opt("blocklist_standalone", ())), mode):
+                return self._requery(text, fill(self.opt("blocked", ""), action=command), "blocked",
+                                     f"blocked: {command[:200]}")
             check = self.shell.run(f"bash -n -c {shlex.quote(command)}", keep_cwd=False)
             if check.exit_code not in (0, None) and check.status == "ok":
-                return self._requery(text, "Your bash command has syntax errors and was NOT run. Fix them and try again.\n"
-                                     + (check.stderr or check.stdout).strip(), "format_error")
-        try:
-            observation, status = self._execute(call)
-        except ws.FileError as err:  # e.g. a symlink out of /app: refused, and the model is told
-            observation, status = f"Error: {err}", "tool_error"
-        if call.name == "submit":
+                msg = fill(self.opt("syntax_error", ""), bash_stdout=check.stdout, bash_stderr=check.stderr)
+                return self._requery(text, msg, "format_error", "bash syntax error")
+        self.requeries = 0
+        self.messages = self._valid  # a valid reply: the failed ones leave the history
+        if command is not None and command.strip() == "exit":
+            self.stop("exit_command")
+            return self.end_turn(text, "", tool_calls=[call], tool_result="Exited", done=True)
+        output, status = self._execute(call, command)
+        if self.submitted:
             self.stop("submitted")
-            self.history.append((text, ""))
-            result = self.end_turn(text, "", tool_calls=[call], tool_result="submitted", done=True)
-            self._rebuild()
-            return result
-        observation = cap_middle(observation, self.harness.spec.max_observation_chars,
-                                 "[... observation truncated: {n} characters omitted ...]")
-        body = observation if observation.strip() else "Your command ran successfully and did not produce any output."
-        full = f"{body}\n{self._prompt_line()}"
-        self.history.append((text, full))
+            return self.end_turn(text, "", tool_calls=[call], tool_result=output, done=True)
+        observation = self._observation(output)
         done = False
         if status == "timeout":
             self.timeouts_in_a_row += 1
             if self.timeouts_in_a_row >= int(self.opt("max_consecutive_timeouts", 3)):
-                self.stop("exit_command_timeout", "timeout")
-                done = True
+                self.stop("exit_command_timeout", "timeout")  # autosubmission: the workspace is graded
+                done, observation = True, ""
         else:
             self.timeouts_in_a_row = 0
-        result = self.end_turn(text, full, tool_calls=[call], tool_result=observation, status=status, done=done)
-        self._rebuild()
-        return result
+        if observation:  # a tool message upstream: shown as the chat template renders role "tool"
+            observation = fill(self.opt("tool_response", "$observation"), observation=observation)
+        return self.end_turn(text, observation, tool_calls=[call], tool_result=output, status=status, done=done)
 
-    def _execute(self, call: ToolCall) -> tuple[str, str]:
-        a, t = call.args, self.tools
-        if call.name == "open":
-            return t.open(a.get("path"), a.get("line")), "ok"
-        if call.name == "goto":
-            return t.goto(a.get("line")), "ok"
-        if call.name in ("scroll_up", "scroll_down"):
-            return t.scroll(-1 if call.name == "scroll_up" else 1), "ok"
-        if call.name == "create":
-            return t.create(a.get("path")), "ok"
-        if call.name == "edit":
-            obs, ok = t.edit(a["range"], a["text"])
-            return obs, "ok" if ok else "tool_error"
-        if call.name == "find_file":
-            return t.find_file(a.get("name"), a.get("dir")), "ok"
-        if call.name == "search_dir":
-            return t.search_dir(a.get("term"), a.get("dir")), "ok"
-        if call.name == "search_file":
-            return t.search_file(a.get("term"), a.get("path")), "ok"
+    def _observation(self, output: str) -> str:
+        limit = self.harness.spec.max_observation_chars
+        if not output.strip():
+            return self.opt("no_output", "")
+        if len(output) > limit:
+            return fill(self.opt("truncated", ""), observation=output[:limit], max_observation_length=limit,
+                        elided_chars=len(output) - limit)
+        return fill(self.opt("observation", "$observation"), observation=output)
+
+    def _execute(self, call: ToolCall, command: str | None) -> tuple[str, str]:
         if call.name == "submit":
-            return "", "ok"
-        out = self.shell.run(a["command"])
+            return self._submit(force=False), "ok"
+        if call.name == "str_replace_editor":
+            return self._edit(call.args)
+        m = _SUBMIT.fullmatch(command.strip())
+        if m:  # the tools are commands on the shell's PATH upstream: `submit` typed in bash is the tool
+            return self._submit(force=bool(m.group(1))), "ok"
+        if command.strip().startswith("str_replace_editor"):
+            return self._edit_from_bash(command)
+        out = self.shell.run("exec 2>&1\n" + command)  # one stream, in order, as a terminal shows it
         if out.status == "timeout":
-            secs = int(self.shell.timeout)
-            return (f"The command '{a['command']}' was cancelled because it ran longer than {secs} seconds. "
-                    "Try a different command that finishes sooner."), "timeout"
+            return fill(self.opt("timeout", ""), command=command, timeout=f"{self.shell.timeout:g}"), "timeout"
         return out.stdout + out.stderr, "ok"
+
+    def _edit(self, args: dict[str, Any]) -> tuple[str, str]:
+        try:
+            return self.editor(args) + "\n", "ok"
+        except (EditorError, ws.FileError) as err:
+            return f"{err}\n", "tool_error"
+
+    def _edit_from_bash(self, command: str) -> tuple[str, str]:
+        """`str_replace_editor COMMAND PATH [--flag value]...` typed in bash (simple commands only)."""
+        try:
+            argv = shlex.split(command)
+        except ValueError as err:
+            return f"bash: {err}\n", "tool_error"
+        if argv[0] != "str_replace_editor" or len(argv) < 3:
+            return "str_replace_editor: error: the arguments command and path are required\n", "tool_error"
+        args: dict[str, Any] = {"command": argv[1], "path": argv[2]}
+        rest = argv[3:]
+        while rest:
+            flag = rest.pop(0)
+            name = flag[2:] if flag.startswith("--") else ""
+            if name not in SCHEMA["str_replace_editor"] or name in ("command", "path") or not rest:
+                return f"str_replace_editor: error: unrecognized arguments: {flag}\n", "tool_error"
+            args[name] = [rest.pop(0), rest.pop(0) if rest else ""] if name == "view_range" else rest.pop(0)
+        return self._edit(args)
+
+    def _submit(self, force: bool) -> str:
+        stages = self.opt("review_messages", [])
+        if not force and self.submit_stage < len(stages):
+            message = stages[self.submit_stage].replace("$diff", patch(self.before, self.env.workspace.snapshot()))
+            self.submit_stage += 1
+            return message
+        self.submitted = True
+        return "submitted"
+
+    def finish(self) -> Verdict:
+        if self.stop_reason == "exit_command":
+            # `exit` ends the run with no submission: upstream evaluates the repository without a
+            # patch, so the workspace goes back to how it began before the hidden tests run
+            restore(self.env.workspace, self.before)
+        return super().finish()
 
 
 @register_style
 class SweAgentHarness(CodeHarness):
     style = "swe_agent"
-    all_tools = SPECIAL + ("bash",)
-    tool_capabilities = {"edit": frozenset({"edit"}), "bash": frozenset({"shell", "edit"})}
+    all_tools = ("bash", "str_replace_editor", "submit")
+    tool_capabilities = {"str_replace_editor": frozenset({"edit"}), "bash": frozenset({"shell", "edit"})}
     session_class = SweAgentSession
 
-    @property
-    def special(self) -> tuple[str, ...]:
-        return tuple(c for c in SPECIAL if c in self.tools)
-
-    def command_docs(self) -> str:
-        docs = self.spec.options.get("command_docs", {})
-        return "\n".join(docs[c] for c in self.special if c in docs)
-
-    def blocked(self, command: str) -> bool:
-        if "bash" not in self.tools:
-            return True
-        first = command.strip().split()[0] if command.strip() else ""
-        blocklist = self.spec.options.get("blocklist", DEFAULT_BLOCKLIST)
-        standalone = self.spec.options.get("blocklist_standalone", DEFAULT_STANDALONE)
-        return (first in blocklist or any(" " in b and command.strip().startswith(b) for b in blocklist)
-                or command.strip() in standalone)
+    def tool_docs(self) -> str:
+        docs = self.spec.options.get("tool_docs", {})
+        return "\n".join(docs[t].strip() for t in self.tools if t in docs)
 
     @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
-        blocks = fenced_blocks(text)
-        if not blocks:
-            return FormatError("no command found")
-        call = parse_action(blocks[-1], self.special)
-        return call if isinstance(call, FormatError) else [call]
+        return parse_call(text, self.tools)
 
     def format_error_message(self, err: FormatError) -> str:
-        return (f"Your output was not formatted correctly ({err.message}). Every reply must hold one discussion "
-                "and one command, exactly like this:\nDISCUSSION\nWhat you think and plan to do next.\n\n"
-                "```\nthe one command to run\n```")
+        return fill(self.spec.options["format_errors"][getattr(err, "code", "other")], message=err.message)
 
     # -- scripted plans ----------------------------------------------------------------------
-
-    def render_command(self, command: str, thought: str = "Next step.") -> str:
-        return f"DISCUSSION\n{thought}\n\n```\n{command}\n```\n"
 
     def render_intent(self, intent: Intent, session: Session | None) -> str:
         return self.render_turn([intent], session)[0]
 
     def render_turn(self, intents: list[Intent], session: Session | None) -> tuple[str, int]:
         intent, a = intents[0], intents[0].args
+        path = lambda p: p if p.startswith("/") else shown(resolve(p) or "")  # noqa: E731
         if intent.kind == "run":
-            return self.render_command(a["command"], "Run a shell command."), 1
+            return render_call("bash", {"command": a["command"]}, "Run a command."), 1
         if intent.kind == "read":
-            return self.render_command(f'open "{a["path"]}"', "Look at the file."), 1
+            return render_call("str_replace_editor", {"command": "view", "path": path(a["path"])}, "Look at the file."), 1
         if intent.kind in ("finish", "answer"):
-            return self.render_command("submit", "The change is complete."), 1
-        if intent.kind not in ("write", "replace"):
+            # review_on_submit_m: the first `submit` shows the review; the second one submits
+            final = session is None or getattr(session, "submit_stage", 0) >= len(self.spec.options.get("review_messages", []))
+            return render_call("submit", {}, "Submit the change." if final else "Ask for the review."), 1 if final else 0
+        if intent.kind == "replace":
+            return render_call("str_replace_editor", {"command": "str_replace", "path": path(a["path"]),
+                                                      "old_str": a["old"], "new_str": a["new"]}, "Edit the file."), 1
+        if intent.kind != "write":
             raise ValueError(f"swe_agent cannot express a {intent.kind!r} intent")
-        rel = resolve(a["path"])
-        view = session.view() if session is not None else {}
-        exists = session is not None and rel and ws.exists(session.env, rel)
-        if view.get("open_file") != rel:
-            return (self.render_command(f'open "{a["path"]}"', "Open the file to edit it.") if exists
-                    else self.render_command(f"create {a['path']}", "Create the file.")), 0
-        # merge the consecutive edits of this file into one edit over the lines that change
-        current = ws.read_text(session.env, rel)
-        final, used = current, 0
-        for it in intents:
-            if it.kind not in ("write", "replace") or it.args["path"] != a["path"]:
-                break
-            final = it.args["content"] if it.kind == "write" else final.replace(it.args["old"], it.args["new"], 1)
-            used += 1
-        start, end, text = line_edit(current, final)
-        if start is None:  # the edits change nothing: go on with the rest of the plan
-            if used < len(intents):
-                text, more = self.render_turn(intents[used:], session)
-                return text, used + more
-            return self.render_command("submit", "Nothing left to change."), used
-        return self.render_command(f"edit {start}:{end}\n{text}\nend_of_edit", "Edit the lines that change."), used
+        rel = resolve(a["path"]) or ""
+        current = ws.read_text(session.env, rel) if session is not None and rel and ws.exists(session.env, rel) else None
+        if current is None:
+            return render_call("str_replace_editor", {"command": "create", "path": path(a["path"]),
+                                                      "file_text": a["content"]}, "Create the file."), 1
+        if current == "" and a["content"].endswith("\n"):  # str_replace cannot take an empty old_str
+            return render_call("str_replace_editor", {"command": "insert", "path": path(a["path"]), "insert_line": 0,
+                                                      "new_str": a["content"][:-1]}, "Fill the empty file."), 1
+        return render_call("str_replace_editor", {"command": "str_replace", "path": path(a["path"]),
+                                                  "old_str": current, "new_str": a["content"]}, "Rewrite the file."), 1
 
     def expressible(self, intent: Intent) -> bool:
-        texts = [str(intent.args.get(k, "")) for k in ("content", "new")]
-        if any("end_of_edit" in t.split("\n") or "```" in t for t in texts):
-            return False
-        if intent.kind == "run":
-            call = parse_action(intent.args["command"], self.special)
-            return isinstance(call, ToolCall) and call.name == "bash" and not self.blocked(intent.args["command"])
-        return True
-
-
-def line_edit(current: str, final: str) -> tuple[int | None, int, str]:
-    """The smallest `edit start:end` (1-based) turning `current` into `final` under the line model.
-
-    An empty replacement deletes lines, so a change to exactly one empty line takes a
-    neighbouring unchanged line along to stay non-empty.
-    """
-    a, b = current.split("\n"), final.split("\n")
-    if a == b:
-        return None, 0, ""
-    p = 0
-    while p < min(len(a), len(b)) and a[p] == b[p]:
-        p += 1
-    s = 0
-    while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
-        s += 1
-    if b[p:len(b) - s] == [""] or p + s >= len(a):  # keep the replacement non-empty, the range non-empty
-        if p > 0:
-            p -= 1
-        elif s > 0:
-            s -= 1
-    old, new = a[p:len(a) - s], b[p:len(b) - s]
-    return p + 1, p + len(old), "\n".join(new)
+        return True  # JSON carries any text (render_call escapes `</`)
