@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.fileio import atomic_write_text
 from harnessrl.policies.lm import LMPolicy
 from harnessrl.records import RecordStore
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
+from harnessrl.train.metrics import episode_columns, harness_columns
 
 ENGINES = ("native", "trl")
 #: AgentTrainConfig keys a recipe sets for the native trainer that GRPOTrainer has no equivalent for.
@@ -123,18 +122,11 @@ def native_rows(episodes: list[Episode], logged: list[dict[str, Any]]) -> list[d
     for log in logged:
         u = int(log["update"])
         mine = by_update.get(u - 1, [])  # episodes carry the step TRL was at when it sampled them (0-based)
-        row: dict[str, Any] = {**log, "update": u, "episodes": len(mine)}
+        row: dict[str, Any] = {**log, "update": u, "episodes": 0}
         if "frac_reward_zero_std" in log:
             row["signal_fraction"] = 1.0 - float(log["frac_reward_zero_std"])
         if mine:
-            row.update({"reward_mean": float(np.mean([e.reward for e in mine])),
-                        "solve_rate": float(np.mean([e.success for e in mine])),
-                        "turns_mean": float(np.mean([e.num_turns for e in mine])),
-                        "format_errors": float(np.mean([e.format_errors for e in mine]))})
-        for h in sorted({e.context.harness_id for e in mine}):
-            hs = [e for e in mine if e.context.harness_id == h]
-            if hs:
-                row[f"reward/{h}"] = float(np.mean([e.reward for e in hs]))
-                row[f"solve/{h}"] = float(np.mean([e.success for e in hs]))
+            row.update(episode_columns(mine))
+            row.update(harness_columns(mine, sorted({e.context.harness_id for e in mine})))
         rows.append(row)
     return rows

@@ -51,7 +51,7 @@ from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train import lm_update
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.checkpoint import load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
-from harnessrl.train.metrics import MetricsTable
+from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns
 from harnessrl.train.sequences import build_batch
 from harnessrl.train.tasks import check_trainable, load_tasks
 
@@ -283,11 +283,7 @@ class AgentTrainer:
         gen_tokens = int(batch.mask.sum())
         train_tokens = int(batch.attention.sum()) * self.cfg.epochs
         row: dict[str, Any] = {
-            "update": u + 1, "episodes": len(episodes),
-            "reward_mean": float(np.mean([e.reward for e in episodes])),
-            "solve_rate": float(np.mean([e.success for e in episodes])),
-            "turns_mean": float(np.mean([e.num_turns for e in episodes])),
-            "format_errors": float(np.mean([e.format_errors for e in episodes])),
+            "update": u + 1, **episode_columns(episodes),
             "signal_fraction": ga.signal_fraction, "groups": ga.num_groups,
             "constant_groups": ga.constant_groups, "singleton_groups": ga.singleton_groups,
             "lr": self.scheduler.get_last_lr()[0], "gen_tokens": gen_tokens, "train_tokens": train_tokens,
@@ -298,11 +294,7 @@ class AgentTrainer:
         row.update({k: float(v) for k, v in stats.items()})
         if scored.entropy is not None:  # measured on the scoring pass (pi_old) when there was one
             row["entropy"] = float((scored.entropy * batch.mask).sum() / batch.mask.sum().clamp(min=1))
-        for h in self.harnesses:
-            mine = [e for e in episodes if e.context.harness_id == h.id]
-            if mine:
-                row[f"reward/{h.id}"] = float(np.mean([e.reward for e in mine]))
-                row[f"solve/{h.id}"] = float(np.mean([e.success for e in mine]))
+        row.update(harness_columns(episodes, [h.id for h in self.harnesses]))
         return row
 
     # -- checkpoints -------------------------------------------------------------------

@@ -12,12 +12,33 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from harnessrl.config import ConfigError
 from harnessrl.fileio import atomic_write
+
+def episode_columns(episodes: list[Any]) -> dict[str, Any]:
+    """The episode columns of an update's metrics row (either engine): how many, mean reward,
+    solve rate, turns and format errors per episode."""
+    return {"episodes": len(episodes), "reward_mean": float(np.mean([e.reward for e in episodes])),
+            "solve_rate": float(np.mean([e.success for e in episodes])),
+            "turns_mean": float(np.mean([e.num_turns for e in episodes])),
+            "format_errors": float(np.mean([e.format_errors for e in episodes]))}
+
+
+def harness_columns(episodes: list[Any], harness_ids: list[str]) -> dict[str, float]:
+    """reward/<harness> and solve/<harness> for each harness with episodes in this update."""
+    row: dict[str, float] = {}
+    for h in harness_ids:
+        mine = [e for e in episodes if e.context.harness_id == h]
+        if mine:
+            row[f"reward/{h}"] = float(np.mean([e.reward for e in mine]))
+            row[f"solve/{h}"] = float(np.mean([e.success for e in mine]))
+    return row
+
 
 #: Columns that measure the machine, not the run: they differ between identical runs.
 TIMING_COLUMNS = ("time_rollout_s", "time_update_s", "gen_tok_s", "train_tok_s", "wall_s")
