@@ -28,6 +28,13 @@ REG_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6
 FIX = 'path = "calc.py"\nold = """\n    return a - b\n"""\nnew = """\n    return a + b\n"""\n'
 
 
+def calc_task(root: Path):
+    """The sessions' task: `add` in calc.py subtracts; a 250-line file and a nested text file beside it."""
+    long_file = "".join(f"line_{i} = {i}\n" for i in range(1, 251))
+    return make_suite(root, {"fix-add": {"files": {"calc.py": CALC, "big.py": long_file,
+                                                   "sub/notes.txt": "alpha\nbeta alpha\n"}}})["fix-add"]
+
+
 def make_suite(root: Path, tasks: dict[str, dict] | None = None):
     """A suite folder with the given tasks (default: one code task `fix-add`)."""
     tasks = tasks or {"fix-add": {}}

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.harness.agent_fixtures import CALC, make_suite, session
+from tests.harness.agent_fixtures import CALC, calc_task, session
 
 FIXED = CALC.replace("a - b", "a + b")
 pytestmark = pytest.mark.sandbox
@@ -13,14 +13,7 @@ pytestmark = pytest.mark.sandbox
 
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
-    long_file = "".join(f"line_{i} = {i}\n" for i in range(1, 251))
-    suite = make_suite(tmp_path_factory.mktemp("suite"), {"fix-add": {"files": {"calc.py": CALC, "big.py": long_file,
-                                                                                  "sub/notes.txt": "alpha\nbeta alpha\n"}}})
-    return suite["fix-add"]
-
-
-def fence(cmd):
-    return f"DISCUSSION\nok\n```\n{cmd}\n```"
+    return calc_task(tmp_path_factory.mktemp("suite"))
 
 
 # ---------------------------------------------------------------------------------------

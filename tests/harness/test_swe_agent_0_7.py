@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from harnessrl.harness.base import FormatError, Intent, ToolCall, make_harness
-from tests.harness.agent_fixtures import CALC, MemSession, make_suite, session
+from tests.harness.agent_fixtures import CALC, MemSession, calc_task, session
 
 H = {"swe_agent": make_harness("swe_agent_0_7")}
 FIXED = CALC.replace("a - b", "a + b")
@@ -21,10 +21,7 @@ commands = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=
 
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
-    long_file = "".join(f"line_{i} = {i}\n" for i in range(1, 251))
-    suite = make_suite(tmp_path_factory.mktemp("suite"), {"fix-add": {"files": {"calc.py": CALC, "big.py": long_file,
-                                                                                  "sub/notes.txt": "alpha\nbeta alpha\n"}}})
-    return suite["fix-add"]
+    return calc_task(tmp_path_factory.mktemp("suite"))
 
 
 def fence(cmd):
