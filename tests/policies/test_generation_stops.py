@@ -79,3 +79,29 @@ def test_sampling_stream_is_unchanged_by_stopped_rows(pol):
     for a, b in zip(free, out):
         np.testing.assert_array_equal(a.token_ids[:end], b.token_ids[:end])
     assert end <= 7
+
+
+def test_decode_steps_run_on_one_thread_and_the_setting_comes_back(pol):
+    """Decode steps use `decode_threads` (1) on CPU, prefill keeps the process's threads, and the
+    tokens are those of a decode on the process's threads (generation.cpu_threads)."""
+    seen: list[int] = []
+    hook = pol.model.get_output_embeddings().register_forward_hook(lambda *a: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        params = SamplingParams(6, 0.0, stop_token_ids=())
+        pol.engine.decode_threads = 1
+        one = pol.engine.generate(_prompts()[:3], params)
+        assert seen[0] == 2 and set(seen[1:]) == {1} and len(seen) == 6  # prefill, then 5 decode steps
+        assert torch.get_num_threads() == 2
+        seen.clear()
+        pol.engine.decode_threads = None
+        both = pol.engine.generate(_prompts()[:3], params)
+        assert set(seen) == {2}
+    finally:
+        hook.remove()
+        pol.engine.decode_threads = 1
+        torch.set_num_threads(before)
+    for a, b in zip(one, both):
+        np.testing.assert_array_equal(a.token_ids, b.token_ids)
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
