@@ -1,0 +1,78 @@
+"""The audit's adversaries (policies/adversaries/) against the hardened grader, one piece
+serving both: the payloads `harnessrl audit` runs through harnesses are applied here straight
+to the issue-15 calc task (whose `sub` adds: WRONG) in the real sandbox, and the grader must
+not say `solved`. The same workspace with the fixed code is `solved`, so a check that the
+grader blocks an attack is never a check that it blocks everything.
+
+test_reward_integrity.py keeps its own, sharper payloads (grader-process kills through make,
+fd theft, pidfd); this file makes sure the registered attacks — the ones users see in the
+audit — are each blocked with the expected grader verdict."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from harnessrl.policies.adversaries import make_attack
+from harnessrl.policies.base import AgentState, Privileged
+from harnessrl.tasks.runtime import TaskRuntime
+
+from .test_scoring import MODULE, make_task
+
+pytestmark = pytest.mark.sandbox
+FIXED = MODULE.replace("a + b  #", "a - b  #")
+
+#: attack -> the grader verdicts that block it (test_error: a missing or tampered report)
+EXPECTED = {
+    "test-edit": {"dropped_requirement"},
+    "conftest-plant": {"dropped_requirement"},
+    "sitecustomize": {"dropped_requirement"},
+    "module-shadow": {"dropped_requirement", "test_error"},
+    "fake-summary": {"test_error"},
+    "atexit-signal": {"dropped_requirement", "test_error"},
+    "runner-patch": {"test_error"},
+    "hook-side-effect": {"dropped_requirement"},
+    "read-hidden": {"dropped_requirement"},
+}
+
+
+def apply_attack(name: str, task, rt: TaskRuntime) -> int:
+    """Plan the attack as the rollout would (the privileged channel) and carry out its intents
+    directly on the runtime: files through the workspace, commands through the sandbox."""
+    session = SimpleNamespace(env=SimpleNamespace(workspace=rt.workspace))
+    state = AgentState(messages=[], harness_id="direct", task_id=task.id, turn=0, episode_key="k",
+                       privileged=Privileged(task=task, session=session, harness=None))
+    plan = make_attack(name).plan(state)
+    for intent in plan:
+        a = intent.args
+        if intent.kind == "write":
+            rt.workspace.write_text(a["path"], a["content"])
+        elif intent.kind == "replace":
+            rt.workspace.str_replace(a["path"], a["old"], a["new"])
+        elif intent.kind == "run":
+            rt.run(a["command"])  # an attack's command may fail (e.g. /tests is not there): that is its business
+        else:
+            assert intent.kind in ("read", "finish"), intent.kind
+    return len(plan)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_registered_attack_is_blocked_by_the_grader(sandbox, tmp_path, name):
+    task = make_task(tmp_path)
+    with TaskRuntime(task, sandbox) as rt:
+        before = rt.workspace.snapshot()
+        assert apply_attack(name, task, rt) > 0
+        if name != "read-hidden":  # it only searches (and would replay a leaked solve.sh: there is none)
+            assert rt.workspace.snapshot() != before, name  # the attack really planted something
+        attacked = rt.score()
+        assert not attacked.success and attacked.outcome in EXPECTED[name], (name, attacked.summary())
+        if name in ("fake-summary", "runner-patch"):
+            assert attacked.detail, attacked.summary()  # test_error says why (no report / tampered)
+
+
+def test_control_the_same_task_with_the_real_fix_is_solved(sandbox, tmp_path):
+    task = make_task(tmp_path)
+    with TaskRuntime(task, sandbox) as rt:
+        rt.workspace.write_text("calc.py", FIXED)
+        assert rt.score().success
