@@ -215,3 +215,19 @@ def test_terminus_tmux_output_caps_errors_and_double_completion(task):
         assert not s.finish().success  # nothing was fixed
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("kill", ["tmux kill-server\n", "kill -9 $$\n"])
+def test_terminus_ends_the_episode_when_the_agent_ends_its_own_terminal(task, kill):
+    """An agent that kills its tmux server or shell ends its episode (graded as the workspace stands),
+    it does not crash the harness (found by the audit's hook-side-effect attack)."""
+    h, s, env = session("terminus", task)
+    try:
+        s.step(keys(("sed -i 's/a - b/a + b/' calc.py\n", 2)))
+        r = s.step(keys((kill, 2), ("ls\n", 1)))
+        if not r.done:  # the shell died but tmux restarted nothing: the next command finds no pane
+            r = s.step(keys(("ls\n", 1)))
+        assert r.done and s.stop_reason == "terminal_closed" and r.status == "tool_error", (r, s.stop_reason)
+        assert s.finish().success  # the fix made before the terminal went away is graded
+    finally:
+        env.close()

@@ -28,6 +28,7 @@ from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, resolve
 from harnessrl.harness._reply import finite_number, guarded, json_error, loads
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
+from harnessrl.tasks.terminal import TerminalError
 
 PS1 = "agent@sandbox:\\w [\\#]$ "  # \\# counts commands run: a higher number = the command finished
 _PROMPT = re.compile(r"agent@sandbox:[^\n]* \[(\d+)\]\$ ?$")
@@ -139,20 +140,27 @@ class TerminusSession(CodeSession):
         complete = any(c.name == "task_complete" for c in calls)
         cap = float(self.opt("max_duration_s", 60))
         skipped: list[str] = []
-        for call in calls:
-            if call.name != "keystrokes":
-                continue
-            t0 = time.monotonic()
-            keys = call.args["keystrokes"].replace("\x00", "")
-            if len(keys.encode("utf-8", "replace")) > int(self.opt("max_keystroke_bytes", 65_536)):
-                skipped.append(f"keystrokes of {len(keys)} characters were not sent (limit 64 kB per command)")
-                continue
-            keys = keys.encode("utf-8", "replace").decode("utf-8")
-            before = self._prompt_number() if keys.endswith("\n") else None
-            self.term.send_keys(keys, literal=not self.harness.is_key_name(keys))
-            self._wait_prompt(max(0.0, min(call.args["duration"], cap)), before)
-            self.env_seconds += time.monotonic() - t0
-        output = "\n".join(skipped + [self._output()])
+        try:
+            for call in calls:
+                if call.name != "keystrokes":
+                    continue
+                t0 = time.monotonic()
+                keys = call.args["keystrokes"].replace("\x00", "")
+                if len(keys.encode("utf-8", "replace")) > int(self.opt("max_keystroke_bytes", 65_536)):
+                    skipped.append(f"keystrokes of {len(keys)} characters were not sent (limit 64 kB per command)")
+                    continue
+                keys = keys.encode("utf-8", "replace").decode("utf-8")
+                before = self._prompt_number() if keys.endswith("\n") else None
+                self.term.send_keys(keys, literal=not self.harness.is_key_name(keys))
+                self._wait_prompt(max(0.0, min(call.args["duration"], cap)), before)
+                self.env_seconds += time.monotonic() - t0
+            output = "\n".join(skipped + [self._output()])
+        except TerminalError as err:
+            # The agent ended its own terminal (killed its shell, pane or tmux server): the episode
+            # ends there and the workspace is graded as it stands, as when the agent stops.
+            self.stop("terminal_closed")
+            return self.end_turn(text, "", tool_calls=calls, tool_result=f"the terminal is gone: {err}",
+                                 status="tool_error", done=True)
         if self.env_seconds > float(self.opt("agent_timeout_s", 360)):
             self.stop("agent_timeout", "timeout")
             return self.end_turn(text, "", tool_calls=calls, tool_result=output, status="timeout", done=True)
