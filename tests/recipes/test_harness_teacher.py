@@ -136,3 +136,27 @@ def test_a_used_folder_without_resume_and_bad_settings_are_refused(study, tmp_pa
     proc = cli("study", "--out", str(tmp_path / "x"), "--set", "train_harness=lookup-nope")
     text = proc.communicate(timeout=120)[0]
     assert proc.returncode == 2 and "train_harness" in text, text
+
+
+def test_no_second_model_is_alive_while_rl_runs(tmp_path, monkeypatch):
+    """The reference (the SFT model) is dropped before each RL run in this process and loaded again
+    to score samples: a real model is never held twice while the trainer holds its own copy."""
+    import gc
+
+    from harnessrl.policies.lm import LMPolicy
+    from harnessrl.recipes import harness_teacher as recipe
+
+    alive_at_rl: list[int] = []
+    real_train_run = recipe.train_run
+
+    def counting_train_run(*args, **kw):
+        gc.collect()
+        alive_at_rl.append(sum(isinstance(o, LMPolicy) for o in gc.get_objects()))
+        return real_train_run(*args, **kw)
+
+    monkeypatch.setattr(recipe, "train_run", counting_train_run)
+    sets = dict(s.split("=", 1) for s in SMALL)
+    cfg = recipe.HarnessTeacherConfig.model_validate({**{k: json.loads(v) for k, v in sets.items()}, "workers": 1})
+    recipe.run(cfg, tmp_path / "s")
+    assert len(alive_at_rl) == 1 + len(cfg.calibration_harnesses) + 1  # the agent, calibration rounds, the chosen round
+    assert alive_at_rl == [0] * len(alive_at_rl)

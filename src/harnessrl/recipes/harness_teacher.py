@@ -48,7 +48,7 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
-from harnessrl.recipes.lm_base import LMRecipeConfig, attach_ref_logprob, samples, sampling_group_size
+from harnessrl.recipes.lm_base import LazyPolicy, LMRecipeConfig, attach_ref_logprob, samples, sampling_group_size
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import check_same_config, json_stage
 from harnessrl.recipes.workers import DirectQueue, all_runs, folder_lock, run_pool
@@ -145,7 +145,7 @@ def policy_config(cfg: HarnessTeacherConfig, model: str, **kw: Any) -> LMConfig:
 
 
 def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks: list[Any], n: int, run_id: str,
-           store: RecordStore, reference: LMPolicy | None, progress: Progress, adapter: str | None = None) -> list[str]:
+           store: RecordStore, reference: LazyPolicy | None, progress: Progress, adapter: str | None = None) -> list[str]:
     """n temperature-1 episodes per (task, harness), stored under run_id with the reference's log-prob."""
     ids = [f"{run_id}-{i:06d}" for i in range(len(harness_ids) * len(tasks) * n)]
     have = set(store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist())
@@ -168,7 +168,7 @@ def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks:
     for eid, ep in zip(ids, episodes):
         ep.episode_id = eid
     if reference is not None:
-        attach_ref_logprob(reference, episodes)
+        attach_ref_logprob(reference.get(), episodes)
     store.append([e for e in episodes if e.episode_id not in have])
     return ids
 
@@ -241,7 +241,7 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
                                      cfg.train_harness, train, seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
                                      lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
                                      progress=progress)
-    reference = LMPolicy.from_config(policy_config(cfg, sft_model))
+    reference = LazyPolicy(policy_config(cfg, sft_model))
 
     # 2. the unseen harness is sealed before any RL touches the model
     seal = None
@@ -258,6 +258,7 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
                                                      store, reference, progress)})
 
     # 4-5. the agent: RL in the training harness, then sampled under every harness
+    reference.release()  # the RL run loads its own model: never two full copies at once
     agent = _model_and_adapter(cfg, sft_model, train_run(cfg, out, (sft_model, None), cfg.train_harness,
                                                          cfg.agent_updates, "agent", train, _direct(progress)))
     json_stage(out, "agent_eval", lambda: {"ids": sample(cfg, agent[0], cfg.harnesses, held_out, cfg.eval_samples, "agent",
@@ -265,6 +266,7 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
     prefs = json_stage(out, "preferences", lambda: {"rows": _preferences(cfg, agent, reference, held_out)})
 
     # 6. gain prediction: fit kappa on the calibration rounds, train further where the prediction is highest
+    reference.release()
     calib = further_rounds(cfg, out, agent, cfg.calibration_harnesses, train, progress)
     for h, saved in calib.items():
         m, a = _model_and_adapter(cfg, sft_model, saved)
@@ -272,6 +274,7 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
                                                                        f"after-{h}", store, reference, progress, adapter=a)})
     choice = json_stage(out, "choice", lambda: choose_harness(cfg, store))
     chosen = choice["harness"]
+    reference.release()
     saved = further_rounds(cfg, out, agent, [chosen], train, progress)[chosen]
     m, a = _model_and_adapter(cfg, sft_model, saved)
     json_stage(out, f"after-{chosen}", lambda: {"ids": sample(cfg, m, [chosen], held_out, cfg.eval_samples,
@@ -288,12 +291,12 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
             "parameters": sft_info.get("parameters"), "wall_s": time.perf_counter() - t0}
 
 
-def _preferences(cfg: HarnessTeacherConfig, agent: tuple[str, str | None], reference: LMPolicy,
+def _preferences(cfg: HarnessTeacherConfig, agent: tuple[str, str | None], reference: LazyPolicy,
                  held_out: list[Any]) -> list[dict[str, Any]]:
     """Log-odds of looking at the asked object vs another, agent vs reference, under every harness."""
     policy = LMPolicy.from_config(policy_config(cfg, agent[0], adapter=agent[1]))
     items = contrasts([make_harness(h) for h in cfg.harnesses], held_out)
-    return preference_table(items, score_contrasts(policy, items, reference=reference), seed=cfg.seed)
+    return preference_table(items, score_contrasts(policy, items, reference=reference.get()), seed=cfg.seed)
 
 
 def choose_harness(cfg: HarnessTeacherConfig, store: RecordStore) -> dict[str, Any]:
@@ -316,7 +319,7 @@ def choose_harness(cfg: HarnessTeacherConfig, store: RecordStore) -> dict[str, A
 
 
 def _sealed_eval(cfg: HarnessTeacherConfig, seal: Any, sft_model: str, agent: tuple[str, str | None],
-                 held_out: list[Any], store: RecordStore, reference: LMPolicy, progress: Progress) -> dict[str, Any]:
+                 held_out: list[Any], store: RecordStore, reference: LazyPolicy, progress: Progress) -> dict[str, Any]:
     h = cfg.sealed_harness
     ref_ids = sample(cfg, sft_model, [h], held_out, cfg.ref_samples, "sealed-ref", store, reference, progress)
     agent_ids = sample(cfg, agent[0], [h], held_out, cfg.eval_samples, "sealed-agent", store, reference, progress,

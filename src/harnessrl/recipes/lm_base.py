@@ -13,6 +13,8 @@ defaults). Anything set explicitly (a scale preset, a config file, `--set`) stil
 
 from __future__ import annotations
 
+import gc
+
 import os
 from typing import Any, Literal
 
@@ -125,6 +127,27 @@ def policy_config(cfg: LMRecipeConfig, model: str, **kw: Any) -> LMConfig:
     base = dict(device=cfg.device, max_new_tokens=cfg.max_new_tokens, max_context_tokens=cfg.max_context_tokens,
                 gradient_checkpointing=cfg.gradient_checkpointing)
     return LMConfig(model=model, **{**base, **kw})
+
+
+class LazyPolicy:
+    """A policy loaded on first use and dropped by `release()`.
+
+    The study's reference scores samples between stages; it is not needed while an RL run
+    holds its own copy of the model, and with a real model two full copies would sit in memory.
+    Loading the same folder again gives the same weights, so the scores do not change.
+    """
+
+    def __init__(self, cfg: LMConfig):
+        self.cfg, self._policy = cfg, None
+
+    def get(self) -> LMPolicy:
+        if self._policy is None:
+            self._policy = LMPolicy.from_config(self.cfg)
+        return self._policy
+
+    def release(self) -> None:
+        self._policy = None
+        gc.collect()
 
 
 def sampling_group_size(cfg: LMRecipeConfig, n: int = 1, turns: int = 4) -> int:
