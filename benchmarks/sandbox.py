@@ -7,8 +7,9 @@ bubblewrap call as measured in HARNESSES.md (the anchor: `bwrap --unshare-all --
 (sandbox_cmdline.py: the episode's cgroup joined, nsenter into the private mount namespace for
 the interpreter and down to the workspace uid, bwrap with capabilities dropped and the seccomp
 filter, a shell as pid 1 setting the limits, status pipe, output capture). Medians of --repeats
-runs, interleaved. The anchor's own teardown is not timed (bwrap's reaper outlives bwrap);
-ours is (the shell is pid 1, bwrap waits for it).
+runs, interleaved. The anchor's reaper sometimes outlives bwrap (after 5 of 50 runs on the
+development VM), so part of its teardown can fall outside its timing; ours never does (the
+shell is pid 1 and bwrap waits for it).
 
 Episodes per minute: what exists today is the task side of an episode, so an "episode" here
 is a reference-solution episode without a policy or harness: a fresh workspace copy (+ setup.sh),
