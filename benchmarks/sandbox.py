@@ -4,8 +4,12 @@ episodes per minute over a whole suite with 1 vs 2 workers.
 Overhead (target <= 15 ms): `/bin/true` and `python -c pass`, each run bare, in a minimal
 bubblewrap call as measured in HARNESSES.md (the anchor: `bwrap --unshare-all --die-with-parent
 ... /bin/true` as the caller, no uid drop, no limits), and through harnessrl's full chain
-(private mount namespace for the interpreter, prlimit, setpriv to the workspace uid, bwrap with
-capabilities dropped, status pipe, output capture). Medians of --repeats runs, interleaved.
+(sandbox_cmdline.py: the episode's cgroup joined, nsenter into the private mount namespace for
+the interpreter and down to the workspace uid, bwrap with capabilities dropped and the seccomp
+filter, a shell as pid 1 setting the limits, status pipe, output capture). Medians of --repeats
+runs, interleaved. The anchor's reaper sometimes outlives bwrap (after 5 of 50 runs on the
+development VM), so part of its teardown can fall outside its timing; ours never does (the
+shell is pid 1 and bwrap waits for it).
 
 Episodes per minute: what exists today is the task side of an episode, so an "episode" here
 is a reference-solution episode without a policy or harness: a fresh workspace copy (+ setup.sh),

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from harnessrl.tasks.cgroup import EpisodeCgroup
-from harnessrl.tasks.grader import copy_tree
+from harnessrl.tasks.grader import copy_tree, live_processes
 from harnessrl.tasks.sandbox import Limits, Sandbox
 from harnessrl.tasks.seccomp import filter_bpf
 from harnessrl.tasks.workspace import Workspace
@@ -194,3 +194,39 @@ def test_default_limits_still_run_ordinary_work(sandbox, ws):
                      "with mp.Pool(2) as p: print(sum(p.map(abs, range(-5, 5))))"], ws,
                     limits=replace(sandbox.limits, timeout_s=60))
     assert r.ok and r.stdout.strip() == "25", r.output
+
+
+def test_every_process_of_a_call_is_in_the_episode_cgroup_unprivileged_and_killed_at_once():
+    # The chain joins the cgroup through v1 `tasks` (no global lock, cgroup.py) and drops root
+    # through nsenter or setpriv (sandbox_cmdline.py): every host process of the call must be in
+    # the episode's cgroup, hold the workspace uid/gid in all four slots, no supplementary group
+    # and no capability; one `kill()` ends them all, and the episode's limits come back after it.
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop and the per-episode cgroup need root")
+    sandbox = Sandbox(Limits(timeout_s=30, cpu_s=30))
+    with Workspace.create(None, quota_mb=16) as ws:
+        cg = sandbox.cgroup(ws)
+        if cg is None:
+            pytest.skip(f"this machine gives no per-episode cgroup: {EpisodeCgroup.reason()} (docs/security.md)")
+        limits_before = {d: (d / "pids.max").read_text() for d in cg.dirs if (d / "pids.max").exists()}
+        with sandbox.spawn("sleep 60 & sleep 60 & echo up; wait", ws, lifetime_s=30) as proc:
+            assert "up" in proc.read(timeout=10, until="up")
+            host = uid_processes(ws.uid)
+            assert len(host) >= 4, host  # bwrap, its pid 1 shell, two sleeps
+            for d in cg.dirs:  # in every hierarchy: memory, pids (and v2 where that is what tracks)
+                assert set(host) <= {int(x) for x in (d / "cgroup.procs").read_text().split()}, (d, host)
+            for pid in host:
+                status = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status").read().splitlines())
+                assert status["Uid"].split() == [str(ws.uid)] * 4 and status["Gid"].split() == [str(ws.gid)] * 4
+                assert status["Groups"].strip() == ""
+                assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0
+            assert cg.kill(timeout_s=5)
+            assert cg.pids() == set()
+            # a killed process leaves the cgroup before it finishes exiting; one that escaped it (a
+            # `sleep 60`) would still be alive after this wait. Zombies wait for their parent.
+            deadline = time.monotonic() + 2
+            while live_processes(ws.uid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert live_processes(ws.uid) == []
+        assert {d: (d / "pids.max").read_text() for d in limits_before} == limits_before
+        assert sandbox.run("echo again", ws).stdout == "again\n"  # the episode goes on after a kill

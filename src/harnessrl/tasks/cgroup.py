@@ -10,15 +10,26 @@ Which cgroup file system is used, in order:
   machine whose service manager delegates, or a container root): `memory.max`, `memory.swap.max`,
   `pids.max`, and `cgroup.kill` to end the episode.
 - the v1 `memory` and `pids` hierarchies (hybrid machines, like the development VM):
-  `memory.limit_in_bytes` (+ `memsw`), `pids.max`; plus the v2 unified tree when it is mounted,
-  only to track and `cgroup.kill` the episode's processes.
+  `memory.limit_in_bytes` (+ `memsw`), `pids.max`. The pids cgroup also tracks every process of
+  the episode, and `kill` empties it with `pids.max` at 0 first, so that no fork can slip past.
+  The v2 unified tree is then left alone: see "Joining" below for why.
+- the v2 unified tree without controllers (hybrid machine without the v1 ones): processes are
+  tracked and killed with `cgroup.kill`, not bounded.
 - neither writable (not root, no delegation): `EpisodeCgroup.create` returns None and the
   per-process rlimits are all that bounds an episode; `reason()` says why, and the sandbox logs
   it once. Grading still kills the agent's processes by uid (grader.py).
 
-Processes join by writing their pid to `cgroup.procs` before exec (a `/bin/sh` prefix in the
-sandbox command line, run as root); everything they fork stays inside. Neither the agent nor the
-grader can leave: /sys is not mounted in the sandbox, and cgroup files are root's.
+Joining: each sandboxed command is started by a `/bin/sh` prefix in the sandbox command line
+(run as root) that writes `0` (itself) to each of `join_files` before it execs the rest; everything
+it forks stays inside. Neither the agent nor the grader can leave: /sys is not mounted in the
+sandbox, and cgroup files are root's. Which file is written matters for speed: a write to
+`cgroup.procs` moves a whole thread group and so takes the kernel's global threadgroup lock for
+writing, which waits for an RCU grace period (measured: 10-12 ms per command on the development
+VM, most of the sandbox's overhead). A write of `0` to a v1 `tasks` file moves only the writing
+thread and skips that lock (kernel >= 6.0); the shell is single-threaded, so that thread is the
+whole process. Hence v1 hierarchies join through `tasks`, and v2 (which moves only whole
+processes across domains) through `cgroup.procs`: a pure v2 machine pays the grace period unless
+its cgroup2 mount has `favordynmods` (docs/security.md).
 """
 
 from __future__ import annotations
@@ -114,7 +125,7 @@ class EpisodeCgroup:
                 dirs, limited = [dm, dp], True
             else:
                 _rmdir(dm), _rmdir(dp)
-        if v2 is not None:  # tracking and cgroup.kill, with or without controllers
+        if v2 is not None and not limited:  # tracking and cgroup.kill where v1 pids cannot track
             d = v2.path / f"{PREFIX}{name}"
             if _mkdir(d):
                 dirs.append(d)
@@ -128,6 +139,12 @@ class EpisodeCgroup:
     @property
     def procs_files(self) -> list[str]:
         return [str(d / "cgroup.procs") for d in self.dirs]
+
+    @property
+    def join_files(self) -> list[str]:
+        """Where a single-threaded process writes `0` to join the episode (module docstring):
+        a v1 hierarchy's `tasks`, without the global lock; v2's `cgroup.procs`."""
+        return [str(d / ("tasks" if self._v1(d) else "cgroup.procs")) for d in self.dirs]
 
     def pids(self) -> set[int]:
         out: set[int] = set()
@@ -154,26 +171,46 @@ class EpisodeCgroup:
     def kill(self, timeout_s: float = 5.0) -> bool:
         """SIGKILL every process in the episode; True when none is left."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            for d in self.dirs:
-                if (d / "cgroup.kill").exists():
-                    _write(d / "cgroup.kill", "1")  # atomic: a fork in flight is caught too
-            left = self.pids()
-            for p in left:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            if not left:
-                return True
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.01)
+        # v1 pids: no fork succeeds while the limit is 0, so each pass can only shrink the set
+        frozen = {d: _read(d / "pids.max") for d in self.dirs if self._v1(d) and (d / "pids.max").exists()}
+        for d in frozen:
+            _write(d / "pids.max", "0")
+        try:
+            while True:
+                for d in self.dirs:
+                    if (d / "cgroup.kill").exists():
+                        _write(d / "cgroup.kill", "1")  # atomic: a fork in flight is caught too
+                left = self.pids()
+                for p in left:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                if not left:
+                    return True
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.01)
+        finally:
+            for d, value in frozen.items():  # the episode may go on (a reset): its limit comes back
+                if value:
+                    _write(d / "pids.max", value)
+
+    @staticmethod
+    def _v1(d: Path) -> bool:
+        return not (d / "cgroup.type").exists()  # every non-root v2 cgroup has cgroup.type
 
     def remove(self) -> None:
         self.kill()
         for d in self.dirs:
             _rmdir(d)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
 
 
 def _controllers(path: Path) -> list[str]:

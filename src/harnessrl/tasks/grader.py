@@ -7,7 +7,7 @@
 
 The steps, and the attack each one closes (docs/security.md has the whole threat model):
 
-1. `stop_agent`: `cgroup.kill` of the episode's cgroup, then `kill(-1, SIGKILL)` issued AS the
+1. `stop_agent`: the episode's cgroup is emptied (cgroup.py), then `kill(-1, SIGKILL)` issued AS the
    agent's uid (the kernel signals every process of that uid in one pass, forks in flight
    included; the uid belongs to this episode only), repeated until none is left. Nothing the
    agent started (a daemon, a `sleep 1000 &` in tmux, a process waiting to swap files under the

@@ -9,36 +9,9 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
     with sandbox.spawn(["bash"], ws) as proc:              # long-lived: SandboxProcess
         proc.write("echo hi\\n"); proc.read(timeout=1.0)
 
-How a command is confined (the facts are in HARNESSES.md, "Sandbox without Docker"):
-
-    [sh -c 'echo $$ > <episode cgroup>/cgroup.procs ...; exec "$@"']      cgroup.py, when root
-    [nsenter --mount=<private mount namespace holding the python tree>]   staging.py, if needed
-    setpriv --reuid=<ws uid> --regid=<ws uid> --clear-groups               when we are root
-    bwrap --unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent
-          --new-session --clearenv --as-pid-1 --seccomp <fd> --ro-bind /usr /etc <python>
-          --bind <scratch>/cmd-N/tmp /tmp --bind <ws> /app --proc --dev --remount-ro /  ...
-          bash -c 'ulimit -t -v -u -f -n -c ...; eval "$1"' bash <command>    limits, then the command
-
-- As root, bwrap would keep every capability inside its namespace (enough to remount a
-  read-only bind writable) and the kernel ignores RLIMIT_NPROC for uid 0; so we drop all
-  capabilities and run as the workspace's own unprivileged uid (one per workspace, see
-  workspace.py). `/root` is 0700, so a Python tree under it is bind-mounted onto a staging
-  dir inside a private mount namespace, where the unprivileged bwrap can read it; one helper
-  process per workspace holds that namespace and each command joins it with nsenter.
-- Every process runs under the seccomp filter of seccomp.py (ptrace, pidfd_getfd, io_uring,
-  bpf, keyrings, mounts, new namespaces ... refused) and, when root, in the episode's cgroup
-  (cgroup.py): the memory and task count of all its processes together are bounded, and
-  grading kills the whole episode at once. /tmp and /dev/shm are fresh dirs on the episode's
-  size- and inode-capped scratch tmpfs (workspace.py). docs/security.md has the threat model.
-- `--as-pid-1` with a shell as pid 1 (bash running the command through `eval`, so it cannot
-  exec itself away, or `sh -c '"$@"; exit $?'` for argv commands): bwrap's own reaper would
-  be orphaned to the host's init when bwrap exits, and an init that reaps lazily leaves
-  zombies counted against the uid's NPROC. The shell waits for the command; when it exits the
-  kernel kills everything left in the pid namespace (a `cmd &` left behind dies with the call).
-  A timed-out sandbox is killed through its pid 1, so bwrap reaps it and nothing is orphaned.
-- No network: only a loopback device in a fresh network namespace.
-- Hidden paths (the package's built-in suites, which hold hidden tests, and anything the
-  caller adds) get an empty read-only tmpfs on top if they lie inside a bound tree.
+How a command is confined (user namespace, dropped root and capabilities, seccomp, the
+episode's cgroup, private /tmp, no network, hidden paths) is sandbox_cmdline.py, which builds
+the command line; process.py runs it; docs/security.md has the threat model.
 
 Statuses: `ok` (ran to completion, whatever the exit code), `timeout` (wall clock, or the CPU
 limit: killed by SIGXCPU), `oom` (the address-space limit: MemoryError / ENOMEM / bad_alloc on
@@ -65,7 +38,7 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from harnessrl.tasks.process import (
@@ -78,6 +51,15 @@ from harnessrl.tasks.process import (
     read_all,
 )
 from harnessrl.tasks.cgroup import EpisodeCgroup
+from harnessrl.tasks.sandbox_cmdline import (
+    Bind,
+    bwrap_args,
+    cgroup_join,
+    count_processes,
+    drop_root,
+    inner_command,
+    unsafe_argv,
+)
 from harnessrl.tasks.seccomp import filter_bpf, filter_fd
 from harnessrl.tasks.staging import PythonTreeStage, SandboxUnavailable
 from harnessrl.tasks.workspace import APP, Workspace, remove_call_dir
@@ -89,16 +71,6 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/harnessrl: holds built
 
 class UnsafeSandboxWarning(UserWarning):
     """Commands run WITHOUT isolation."""
-
-
-@dataclass(frozen=True)
-class Bind:
-    """An extra host path made visible inside the sandbox. The source must be reachable by the
-    workspace's uid (bwrap runs as that uid): use `Workspace.private_dir(name)` for scratch dirs."""
-
-    source: Path
-    target: str
-    writable: bool = False
 
 
 def bwrap_path() -> str | None:
@@ -219,81 +191,24 @@ class Sandbox:
 
     # -- building the command line -------------------------------------------------------
 
-    def _bwrap_args(self, ws: Workspace, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
-                    cwd: str, call_dir: Path | None) -> list[str]:
-        staged = dict(self._stage.staged)
-        a = [
-            self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
-            "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
-            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-            "--ro-bind", "/etc", "/etc",
-        ]
-        if (ws.etc / "passwd").exists():
-            a += ["--ro-bind", str(ws.etc / "passwd"), "/etc/passwd", "--ro-bind", str(ws.etc / "group"), "/etc/group"]
-        if call_dir is not None:  # on the episode's size- and inode-capped scratch tmpfs
-            a += ["--bind", str(call_dir / "tmp"), "/tmp"]
-        else:
-            a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-        for p in self.ro_paths:  # a tree inside a hidden path is not bound at all
-            if p.exists() and not any(p.is_relative_to(h) for h in self.hidden):
-                a += ["--ro-bind", str(staged.get(p, p)), str(p)]
-        a += ["--bind", str(ws.root), APP]
-        for b in binds:
-            a += ["--bind" if b.writable else "--ro-bind", str(b.source), b.target]
-        bound = [*self.ro_paths, Path("/usr"), Path("/etc")]
-        for h in self.hidden:
-            if h.exists() and any(h.is_relative_to(b) for b in bound):
-                a += ["--size", "4096", "--tmpfs", str(h), "--remount-ro", str(h)]  # empty, unwritable
-        a += ["--proc", "/proc", "--dev", "/dev"]
-        if call_dir is not None:
-            a += ["--bind", str(call_dir / "shm"), "/dev/shm"]
-        else:
-            a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
-        a += ["--remount-ro", "/", "--chdir", cwd]
-        for k, v in {**self.env, **env}.items():
-            a += ["--setenv", k, v]
-        return a
-
     def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
               env: Mapping[str, str], cwd: str, status_fd: int | None, seccomp_fd: int | None = None,
               call_dir: Path | None = None, exec_init: bool = False) -> list[str]:
         nproc = limits.nproc
         if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
-            nproc += _count_processes(os.getuid())
-        if self.bwrap is None:  # unsafe mode: limits through prlimit, and nothing else
-            return [
-                "prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_mb << 20}", f"--nproc={nproc}",
-                f"--fsize={limits.file_mb << 20}", f"--nofile={limits.nofile}", "--core=0", "--",
-                *(["/bin/bash", "-c", command] if isinstance(command, str) else command),
-            ]
-        # pid 1 of the sandbox is a shell that sets the limits (hard and soft: the command can
-        # only lower them), then runs the command and waits for it (see the module docstring):
-        # `eval` keeps bash from exec-ing a lone command away; argv commands get a dash init.
-        if isinstance(command, str):
-            inner = ["/bin/bash", "-c", _ulimits(limits, nproc, "bash") + 'eval "$1"', "bash", command]
-        else:
-            tail = 'exec "$@"' if exec_init else '"$@"; exit $?'  # exec_init: the command is pid 1 and reaps
-            inner = ["/bin/sh", "-c", _ulimits(limits, nproc, "dash") + tail, "sh", *command]
-        argv = []
-        if self.root:
-            argv += ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
-        argv += self._bwrap_args(ws, limits, binds, env, cwd, call_dir)
-        i = argv.index("--as-pid-1")
-        if status_fd is not None:
-            argv[i + 1:i + 1] = ["--json-status-fd", str(status_fd)]
-        if seccomp_fd is not None:
-            argv[i + 1:i + 1] = ["--seccomp", str(seccomp_fd)]
-        argv += ["--", *inner]
-        if self._stage.staged:
-            argv = ["nsenter", f"--mount=/proc/{self._stage.holder(ws)}/ns/mnt", "--", *argv]
+            nproc += count_processes(os.getuid())
+        if self.bwrap is None:
+            return unsafe_argv(command, limits, nproc)
+        fds = [*(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+               *(["--json-status-fd", str(status_fd)] if status_fd is not None else [])]
+        argv = bwrap_args(self.bwrap, ws, limits, self.ro_paths, self.hidden, dict(self._stage.staged), binds,
+                          {**self.env, **env}, cwd, call_dir, fds)
+        argv += ["--", *inner_command(command, limits, nproc, exec_init)]
+        if self.root:  # the staging namespace (when a tree needs it) and the uid drop, in one exec
+            argv = [*drop_root(ws, self._stage.holder(ws) if self._stage.staged else None), *argv]
         cg = self.cgroup(ws)
         if cg is not None:  # join the episode's cgroup(s) as root, then exec the chain; never run outside
-            n = len(cg.procs_files)
-            join = " && ".join(f'echo $$ > "${k + 1}"' for k in range(n))
-            argv = ["/bin/sh", "-c", join + f' && shift {n} && exec "$@" || '
-                    "{ echo 'harnessrl sandbox: cannot join the episode cgroup' >&2; exit 125; }",
-                    "sh", *cg.procs_files, *argv]
+            argv = [*cgroup_join(cg.join_files), *argv]
         return argv
 
     def _open_call(self, ws: Workspace) -> tuple[int | None, Path | None]:
@@ -409,32 +324,10 @@ class Sandbox:
         return SandboxProcess(proc, lifetime_s, buffer_bytes, workspace.uid, on_close=cleanup)
 
 
-def _ulimits(limits: Limits, nproc: int, shell: str) -> str:
-    """Shell statements setting the limits, or exiting 125 (never run a command unlimited).
-    One limit per `ulimit` (dash takes only one); -f counts 512-byte blocks in dash, 1 KiB in bash."""
-    block = 512 if shell == "dash" else 1024
-    procs = "-p" if shell == "dash" else "-u"
-    steps = [f"ulimit -t {limits.cpu_s}", f"ulimit -v {limits.memory_mb << 10}", f"ulimit {procs} {nproc}",
-             f"ulimit -f {(limits.file_mb << 20) // block}", f"ulimit -n {limits.nofile}", "ulimit -c 0"]
-    return " && ".join(steps) + " || { echo 'harnessrl sandbox: cannot set resource limits' >&2; exit 125; }; "
-
-
 def _remove_cgroup(cgroups: dict[str, EpisodeCgroup | None], key: str) -> None:
     cg = cgroups.pop(key, None)
     if cg is not None:
         cg.remove()
-
-
-def _count_processes(uid: int) -> int:
-    n = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    n += 1
-            except OSError:
-                pass
-    return n
 
 
 __all__ = ["STATUSES", "Bind", "Limits", "Sandbox", "SandboxProcess", "SandboxResult", "SandboxUnavailable",
