@@ -81,8 +81,11 @@ def solution_plan(task: Any, shell: bool, scratch: Callable[[Any], dict[str, str
     return plan
 
 
-def scratch_effect(task: Any) -> dict[str, str]:
-    """Run the full solution in a throwaway sandboxed workspace; {path: content} it changed."""
+def scratch_run(task: Any) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, int]]:
+    """Run the full solution in a throwaway sandboxed workspace: the files before and after
+    ({path: bytes}) and the mode of each file after (executable bits)."""
+    import os
+
     from harnessrl.tasks.runtime import TaskRuntime
     from harnessrl.tasks.sandbox import Sandbox
 
@@ -92,6 +95,13 @@ def scratch_effect(task: Any) -> dict[str, str]:
         if result is not None and not result.ok:
             raise RuntimeError(f"{task.id}: solve.sh failed in the scratch run: {result.status} {result.output[-500:]}")
         after = rt.workspace.snapshot()
+        modes = {p: os.stat(os.path.join(rt.workspace.root, p), follow_symlinks=False).st_mode for p in after}
+    return before, after, modes
+
+
+def scratch_effect(task: Any) -> dict[str, str]:
+    """Run the full solution in a throwaway sandboxed workspace; {path: content} it changed."""
+    before, after, _ = scratch_run(task)
     gone = sorted(set(before) - set(after))
     if gone:
         raise ConfigError(f"{task.id}: the solution deletes {gone}; file writes cannot express that")

@@ -19,11 +19,11 @@ output that passes its tests is the task done. Such tasks are not applicable, wi
 
 from __future__ import annotations
 
-import os
 import posixpath
 from typing import Any
 
 from harnessrl.harness.base import Intent
+from harnessrl.policies.scripted import scratch_run
 
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 VISIBLE = "requirement/*|regression/*"  # nodeids are relative to the tests' rootdir (/tests)
@@ -61,16 +61,7 @@ def solution_programs(task: Any) -> dict[str, tuple[str | None, str]]:
     scratch run does); binary files and .git are ignored. Cached per task folder content."""
     key = (task.id, task.fingerprint())
     if key not in _CACHE:
-        from harnessrl.tasks.runtime import TaskRuntime
-        from harnessrl.tasks.sandbox import Sandbox
-
-        with TaskRuntime(task, Sandbox()) as rt:
-            before = rt.workspace.snapshot()
-            result = rt.apply_solution()
-            if result is not None and not result.ok:
-                raise RuntimeError(f"{task.id}: solve.sh failed in the scratch run: {result.status}")
-            after = rt.workspace.snapshot()
-            modes = {p: os.stat(os.path.join(rt.workspace.root, p), follow_symlinks=False).st_mode for p in after}
+        before, after, modes = scratch_run(task)
         out: dict[str, tuple[str | None, str]] = {}
         for path, data in sorted(after.items()):
             if before.get(path) == data:
