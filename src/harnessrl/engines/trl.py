@@ -37,7 +37,7 @@ from harnessrl.harness.base import Harness, make_harness
 from harnessrl.rollout.loop import task_id_of
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.metrics import MetricsTable
-from harnessrl.train.tasks import check_trainable, load_tasks
+from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
 from harnessrl.fileio import atomic_write_text
 
 CONFIG_FILE = "harnessrl_config.json"
@@ -106,20 +106,11 @@ class TRLEngine:
         from harnessrl.rollout.envs import open_env as default_open_env
 
         window = getattr(AutoConfig.from_pretrained(self.cfg.policy.model), "max_position_embeddings", None) or 4096
-        budget = min(self.cfg.policy.max_context_tokens or window, window)
         encoder = ChatEncoder(tokenizer, name=f"model {self.cfg.policy.model!r}")
-        task = max(self.tasks, key=lambda t: len(getattr(t, "instruction", "") or ""))
-        for h in self.harnesses:
-            env = (open_env or default_open_env)(task, 0)
-            try:
-                n = len(encoder.encode_text(encoder.render(h.open(task, env, 0).messages, add_generation_prompt=True)))
-            finally:
-                env.close()
-            if n + self.cfg.policy.max_new_tokens > budget:
-                raise ConfigError(
-                    f"harness {h.id!r}: its first prompt takes {n} tokens and a turn may add max_new_tokens="
-                    f"{self.cfg.policy.max_new_tokens}, more than the {budget}-token context of {self.cfg.policy.model!r}; "
-                    "shorten the harness prompt, lower policy.max_new_tokens, or use a model with a longer window")
+        check_first_prompts_fit(
+            self.tasks, self.harnesses, open_env or default_open_env,
+            lambda messages: len(encoder.encode_text(encoder.render(messages, add_generation_prompt=True))),
+            self.cfg.policy.max_new_tokens, min(self.cfg.policy.max_context_tokens or window, window), self.cfg.policy.model)
 
     def run(self, resume: bool = False) -> list[dict[str, Any]]:
         """Train `updates` steps (continuing from the newest checkpoint when resume); returns the metric rows."""

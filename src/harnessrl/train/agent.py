@@ -53,7 +53,7 @@ from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.checkpoint import load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
 from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns
 from harnessrl.train.sequences import build_batch
-from harnessrl.train.tasks import check_trainable, load_tasks
+from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
 
 
 class AgentTrainConfig(Config):
@@ -177,19 +177,8 @@ class AgentTrainer:
 
     def _preflight_context(self) -> None:
         """Every harness's first prompt (on the longest instruction) plus a turn must fit the window."""
-        task = max(self.tasks, key=lambda t: len(getattr(t, "instruction", "") or ""))
-        budget = self.policy.max_context
-        for h in self.harnesses:
-            env = self.open_env(task, 0)
-            try:
-                n = self.policy.prompt_tokens(h.open(task, env, 0).messages)
-            finally:
-                env.close()
-            if n + self.policy.cfg.max_new_tokens > budget:
-                raise ConfigError(
-                    f"harness {h.id!r}: its first prompt takes {n} tokens and a turn may add max_new_tokens="
-                    f"{self.policy.cfg.max_new_tokens}, more than the {budget}-token context of {self.cfg.policy.model!r}; "
-                    "shorten the harness prompt, lower policy.max_new_tokens, or use a model with a longer window")
+        check_first_prompts_fit(self.tasks, self.harnesses, self.open_env, self.policy.prompt_tokens,
+                                self.policy.cfg.max_new_tokens, self.policy.max_context, self.cfg.policy.model)
 
     def _load_frozen(self) -> list[Episode]:
         where = " AND ".join(x for x in (self.cfg.offline_where, "harness_id IN ({})".format(

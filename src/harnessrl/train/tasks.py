@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harnessrl.config import ConfigError
 
@@ -59,3 +59,23 @@ def check_trainable(tasks: list[Any], harnesses: list[Any], seals_dir: str | Non
         if bad:
             raise ConfigError(f"harness {h.id!r} ({h.spec.style}) cannot drive {bad} tasks; it drives {list(h.env_kinds)}")
     check_not_sealed(tasks=tasks, harnesses=harnesses, directory=seals_dir)
+
+
+def check_first_prompts_fit(tasks: list[Any], harnesses: list[Any], open_env: Callable[[Any, int], Any],
+                            count_tokens: Callable[[list[dict[str, str]]], int], max_new_tokens: int, budget: int,
+                            model: str) -> None:
+    """Every harness's first prompt (on the task with the longest instruction) plus one turn of
+    `max_new_tokens` must fit the `budget`-token context; else a ConfigError with the fix.
+    Both engines call this before loading anything heavy."""
+    task = max(tasks, key=lambda t: len(getattr(t, "instruction", "") or ""))
+    for h in harnesses:
+        env = open_env(task, 0)
+        try:
+            n = count_tokens(h.open(task, env, 0).messages)
+        finally:
+            env.close()
+        if n + max_new_tokens > budget:
+            raise ConfigError(
+                f"harness {h.id!r}: its first prompt takes {n} tokens and a turn may add max_new_tokens="
+                f"{max_new_tokens}, more than the {budget}-token context of {model!r}; "
+                "shorten the harness prompt, lower policy.max_new_tokens, or use a model with a longer window")
