@@ -238,7 +238,7 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
     model = cfg.model or build_tiny_for(out / "model", Oracle(), cfg.harnesses, train, size=cfg.tiny_size,
                                            max_positions=cfg.max_context_tokens or 512)
     sft_model, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
-                                     cfg.train_harness, train, seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
+                                     cfg.train_harness, train[:cfg.sft_tasks], seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
                                      lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
                                      progress=progress)
     reference = LazyPolicy(policy_config(cfg, sft_model))
