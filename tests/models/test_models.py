@@ -93,3 +93,15 @@ def test_list_and_path_and_lm_spec_accept_the_name(smollm2):  # noqa: F811
     pol = make_policy("lm:smollm2-135m")
     assert pol.policy_id == "lm:smollm2-135m" and pol.stop_token_ids == (2,)
     assert pol.tokenizer.convert_ids_to_tokens(2) == "<|im_end|>" and pol.max_context == 8192
+
+
+def test_recipe_and_study_model_options_accept_the_name(smollm2, tmp_path):  # noqa: F811
+    """`--model NAME` passes the recipes' pre-flight check (it once accepted only folders and cached ids)."""
+    from harnessrl.commands.common import check_model
+
+    check_model("smollm2-135m")  # installed: no error
+    env = {**os.environ, "HARNESSRL_MODELS_DIR": str(tmp_path / "empty")}
+    r = subprocess.run([sys.executable, "-m", "harnessrl.cli", "recipe", "multi-harness", "--model", "smollm2-135m",
+                        "--out", str(tmp_path / "out")], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().startswith("error:") and "models install smollm2-135m" in r.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -182,6 +182,12 @@ def check_model(model: str) -> None:
     """A model folder with config.json, or an id already in the local Hugging Face cache (no hub here)."""
     if not model.strip():
         raise fail("--model is empty; give a model folder (or leave --model out to build a tiny LM)")
+    from harnessrl import models
+
+    try:
+        model = models.resolve(model)  # a known name (smollm2-135m) -> its installed folder
+    except ConfigError as e:
+        raise fail(f"--model: {e}") from None
     path = Path(model)
     if path.exists():
         if not (path / "config.json").is_file():
