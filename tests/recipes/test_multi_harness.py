@@ -46,6 +46,14 @@ def test_recipe_runs_from_the_cli_and_writes_its_report(tmp_path):
     for run in ("within-s0", "cross-s0"):
         assert json.loads((out / "runs" / run / "manifest.json").read_text())["sha256"] == shared
     assert shared[:16] in html
+    # RL - SFT on the trained harnesses, paired over held-out tasks: the report's point estimate
+    trained = "('lookup-plain','lookup-kv','lookup-brief')"
+    per_task = {run: {r["task_id"]: r["p"] for r in store.sql(
+        f"SELECT task_id, avg(CAST(success AS DOUBLE)) AS p FROM episodes WHERE run_id = 'eval-{run}' "
+        f"AND harness_id IN {trained} GROUP BY task_id").to_pylist()} for run in ("sft", "within-s0")}
+    gain = sum(per_task["within-s0"][t] - per_task["sft"][t] for t in per_task["sft"]) / held_out
+    gain_html = html.split("Gain over the warm start", 1)[1]
+    assert f"{gain:+.3f} [" in gain_html.split("RL Cross", 1)[0]
     # the seal was created before training, evaluated once, and is intact
     (seal,) = all_seals(out / "seals")
     assert seal.harness_ids == {"lookup-json"} and seal.eval_path.exists()
