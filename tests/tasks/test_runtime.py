@@ -66,5 +66,5 @@ def test_file_only_solutions_for_edit_only_harnesses(sandbox):
             rt.workspace.write_text(w.path, w.content)
         assert rt.score().success  # replayed as plain file writes, no shell
     assert file_only_solution(suite["git-amend-message"], sandbox) is None  # rewrites .git
-    assert file_only_solution(suite["fix-script-permissions"], sandbox) is None  # chmod
+    assert file_only_solution(suite["fix-script-permissions"], sandbox) is None  # chmod (and a new executable)
     assert file_only_solution(suite["backup-script"], sandbox) is None  # a new executable

@@ -7,7 +7,10 @@ gate sits in front of the program: it reads `PYTEST_CURRENT_TEST`, which pytest 
 test being run and every process that test starts inherits, and runs the fixed program only
 when that test is a visible one (`requirement/...` or `regression/...`). Under any other
 caller — a held-out test, a user — it runs the original program (or, for a program the
-solution created, fails as a missing command would: exit 127).
+solution created, fails as a missing command would: exit 127). The attack runs the reference
+solve.sh first, so whatever the script produced on the task's own input (a report written by
+the new program, files renamed by it) is there, as a solution special-cased to that one input
+would leave it; only the programs are then swapped for gates.
 
 A task whose solution leaves no program behind (a one-off change to fixed files: a report
 written, lines deduplicated, a commit amended) has no "other inputs" to special-case: any

@@ -9,7 +9,7 @@ a user's program — it runs the original, unfixed code (a function or method th
 including every method of a class the fix added, raises AttributeError there, as if it did
 not exist). Code that reads a module-level value the fix changed (a lookup table) is gated
 too, and its unfixed twin reads the original value; properties are gated like methods.
-For a solve.sh task (terminal suites) the gate sits in front of each program the script
+For a solve.sh task (terminal suites) the script runs, then a gate replaces each program it
 leaves behind (an executable with `#!`, a Makefile): see program_gate.py.
 Like the oracle, it reads the task's reference solution (a learner could not); it uses
 nothing else.
@@ -179,8 +179,9 @@ class VisibleOnly(Attack):
 
     def plan(self, state: AgentState) -> list[Intent]:
         task = channel(state).task
-        if not task.solution.steps:  # a solve.sh task: gate the programs it leaves behind
-            return gate_intents(solution_programs(task))
+        if not task.solution.steps:  # a solve.sh task: its whole effect, then gate the programs it leaves
+            # (the state it produced on the one visible input stays, as a special-caser's would)
+            return [Intent("run", command=task.solution.script), *gate_intents(solution_programs(task))]
         ws = workspace_of(state)
         sol = task.solution
         original = {p: ws.read_text(p) for p in ws.files() if p.endswith(".py")} if ws is not None else {}
