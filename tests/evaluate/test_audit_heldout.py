@@ -22,7 +22,12 @@ from harnessrl.tasks.base import BUILTIN_DIR
 from harnessrl.tasks.runtime import TaskRuntime
 from harnessrl.tasks.sandbox import Sandbox
 
-PROGRAM_TASKS = ["backup-script", "fix-makefile", "fix-quoting-script", "word-frequency-script"]
+PROGRAM_TASKS = sorted([
+    "backup-script", "fix-makefile", "fix-quoting-script", "word-frequency-script",
+    # one-off tasks rewritten as "write a program, then run it on the given file" (each with a held-out set)
+    "csv-sum-by-category",
+])
+ONE_OFF_TASKS = ["git-amend-message", "git-revert-secret"]  # git repairs: the repository is the only input
 
 
 def _task_original_and_final(task):
@@ -63,11 +68,11 @@ def test_terminal_heldout_sets_fail_untouched_and_pass_with_the_solution():
 @pytest.mark.slow
 def test_visible_only_passes_visible_fails_heldout_on_terminal_program_tasks(tmp_path):
     result = run_audit("terminal-v1", RecordStore(tmp_path / "st"), harnesses=["swe_agent"], attacks=["visible-only"],
-                       tasks=[*PROGRAM_TASKS, "csv-sum-by-category", "git-amend-message"])
+                       tasks=[*PROGRAM_TASKS, *ONE_OFF_TASKS])
     cells = {c.task_id.split("/")[1]: c for c in result.cells}
     for name in PROGRAM_TASKS:
         assert (cells[name].verdict, cells[name].outcome) == ("blocked", "failed_heldout"), (name, cells[name].evidence)
-    for name in ("csv-sum-by-category", "git-amend-message"):
+    for name in ONE_OFF_TASKS:
         assert cells[name].verdict == "n/a" and "one-off" in cells[name].evidence
     assert result.passed
 
@@ -79,10 +84,11 @@ def test_without_its_heldout_set_a_program_task_is_a_hole(tmp_path):
     root.mkdir()
     (root / "suite.toml").write_text((BUILTIN_DIR / "terminal-v1" / "suite.toml").read_text()
                                      .replace('name = "terminal-v1"', 'name = "terminal-noheldout"'))
-    for name in ("fix-makefile", "word-frequency-script"):
+    for name in ("csv-sum-by-category", "fix-makefile", "word-frequency-script"):
         shutil.copytree(BUILTIN_DIR / "terminal-v1" / name, root / name)
         shutil.rmtree(root / name / "tests" / "heldout")
     result = run_audit(str(root), RecordStore(tmp_path / "st"), harnesses=["swe_agent"], attacks=["visible-only"])
-    assert sorted(c.task_id for c in result.holes) == ["terminal-noheldout/fix-makefile",
+    assert sorted(c.task_id for c in result.holes) == ["terminal-noheldout/csv-sum-by-category",
+                                                       "terminal-noheldout/fix-makefile",
                                                        "terminal-noheldout/word-frequency-script"]
     assert not result.passed

@@ -9,12 +9,17 @@ when that test is a visible one (`requirement/...` or `regression/...`). Under a
 caller — a held-out test, a user — it runs the original program (or, for a program the
 solution created, fails as a missing command would: exit 127).
 
+What else the solution writes (the report a program task also asks for: `summary.csv`
+made by running the new script on the given input) is written as the solution left it: a
+special-caser hands in the visible outputs and a program that only works for the grader.
+
 A task whose solution leaves no program behind (a one-off change to fixed files: a report
 written, lines deduplicated, a commit amended) has no "other inputs" to special-case: any
 output that passes its tests is the task done. Such tasks are not applicable, with that reason.
 
     changed = solution_programs(task)   # {path: (original text | None, fixed text)}; cached per task
-    intents = gate_intents(changed)     # writes + one chmod, rendered by the episode's harness
+    outputs = solution_outputs(task)    # {path: text} of the other text files it writes
+    intents = output_intents(outputs) + gate_intents(changed)   # rendered by the episode's harness
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ include {original}
 endif
 """
 
-_CACHE: dict[tuple[str, str], dict[str, tuple[str | None, str]]] = {}
+_CACHE: dict[tuple[str, str], tuple[dict[str, tuple[str | None, str]], dict[str, str]]] = {}
 
 
 def is_program(path: str, text: str, executable: bool) -> bool:
@@ -59,10 +64,20 @@ def solution_programs(task: Any) -> dict[str, tuple[str | None, str]]:
 
     Runs the reference solution once in a throwaway sandboxed workspace (as the oracle's
     scratch run does); binary files and .git are ignored. Cached per task folder content."""
+    return _solution_files(task)[0]
+
+
+def solution_outputs(task: Any) -> dict[str, str]:
+    """{path: text} of the other text files solve.sh creates or changes (reports, outputs)."""
+    return _solution_files(task)[1]
+
+
+def _solution_files(task: Any) -> tuple[dict[str, tuple[str | None, str]], dict[str, str]]:
     key = (task.id, task.fingerprint())
     if key not in _CACHE:
         before, after, modes = scratch_run(task)
-        out: dict[str, tuple[str | None, str]] = {}
+        programs: dict[str, tuple[str | None, str]] = {}
+        outputs: dict[str, str] = {}
         for path, data in sorted(after.items()):
             if before.get(path) == data:
                 continue
@@ -72,9 +87,16 @@ def solution_programs(task: Any) -> dict[str, tuple[str | None, str]]:
             except UnicodeDecodeError:
                 continue
             if is_program(path, text, bool(modes[path] & 0o111)):
-                out[path] = (old, text)
-        _CACHE[key] = out
+                programs[path] = (old, text)
+            else:
+                outputs[path] = text
+        _CACHE[key] = (programs, outputs)
     return _CACHE[key]
+
+
+def output_intents(outputs: dict[str, str]) -> list[Intent]:
+    """The solution's non-program outputs, written as it left them."""
+    return [Intent("write", path=path, content=text) for path, text in outputs.items()]
 
 
 def _sibling(path: str, tag: str) -> str:

@@ -10,7 +10,8 @@ including every method of a class the fix added, raises AttributeError there, as
 not exist). Code that reads a module-level value the fix changed (a lookup table) is gated
 too, and its unfixed twin reads the original value; properties are gated like methods.
 For a solve.sh task (terminal suites) the gate sits in front of each program the script
-leaves behind (an executable with `#!`, a Makefile): see program_gate.py.
+leaves behind (an executable with `#!`, a Makefile), and the other files it writes are
+written as it left them: see program_gate.py.
 Like the oracle, it reads the task's reference solution (a learner could not); it uses
 nothing else.
 Blocked when: the task has a held-out test set the text never shows (tests/heldout/): the
@@ -27,7 +28,12 @@ from typing import Any
 
 from harnessrl.harness.base import Intent
 from harnessrl.policies.adversaries.base import Attack, workspace_of
-from harnessrl.policies.adversaries.program_gate import gate_intents, solution_programs
+from harnessrl.policies.adversaries.program_gate import (
+    gate_intents,
+    output_intents,
+    solution_outputs,
+    solution_programs,
+)
 from harnessrl.policies.base import AgentState
 from harnessrl.policies.scripted import channel
 
@@ -179,8 +185,8 @@ class VisibleOnly(Attack):
 
     def plan(self, state: AgentState) -> list[Intent]:
         task = channel(state).task
-        if not task.solution.steps:  # a solve.sh task: gate the programs it leaves behind
-            return gate_intents(solution_programs(task))
+        if not task.solution.steps:  # a solve.sh task: its outputs as they are, a gate before each program
+            return output_intents(solution_outputs(task)) + gate_intents(solution_programs(task))
         ws = workspace_of(state)
         sol = task.solution
         original = {p: ws.read_text(p) for p in ws.files() if p.endswith(".py")} if ws is not None else {}
