@@ -25,7 +25,7 @@ from harnessrl.tasks.sandbox import Sandbox
 PROGRAM_TASKS = sorted([
     "backup-script", "fix-makefile", "fix-quoting-script", "word-frequency-script",
     # one-off tasks rewritten as "write a program, then run it on the given file" (each with a held-out set)
-    "csv-sum-by-category", "dedupe-lines", "json-to-csv", "merge-env-files",
+    "count-errors-by-component", "csv-sum-by-category", "dedupe-lines", "json-to-csv", "merge-env-files",
 ])
 ONE_OFF_TASKS = ["git-amend-message", "git-revert-secret"]  # git repairs: the repository is the only input
 
