@@ -26,6 +26,7 @@ PROGRAM_TASKS = sorted([
     "backup-script", "fix-makefile", "fix-quoting-script", "word-frequency-script",
     # one-off tasks rewritten as "write a program, then run it on the given file" (each with a held-out set)
     "count-errors-by-component", "csv-sum-by-category", "dedupe-lines", "json-to-csv", "merge-env-files",
+    "split-log-by-date",
 ])
 ONE_OFF_TASKS = ["git-amend-message", "git-revert-secret"]  # git repairs: the repository is the only input
 
