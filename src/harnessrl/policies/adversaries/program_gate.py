@@ -25,6 +25,7 @@ output that passes its tests is the task done. Such tasks are not applicable, wi
 from __future__ import annotations
 
 import posixpath
+import shlex
 from typing import Any
 
 from harnessrl.harness.base import Intent
@@ -95,8 +96,11 @@ def _solution_files(task: Any) -> tuple[dict[str, tuple[str | None, str]], dict[
 
 
 def output_intents(outputs: dict[str, str]) -> list[Intent]:
-    """The solution's non-program outputs, written as it left them."""
-    return [Intent("write", path=path, content=text) for path, text in outputs.items()]
+    """The solution's non-program outputs, written as it left them (their folders made first:
+    some harnesses' file tools, like SWE-agent's `create`, refuse a path whose folder is missing)."""
+    folders = sorted({posixpath.dirname(path) for path in outputs} - {""})
+    plan = [Intent("run", command="mkdir -p " + " ".join(shlex.quote(f"/app/{d}") for d in folders))] if folders else []
+    return plan + [Intent("write", path=path, content=text) for path, text in outputs.items()]
 
 
 def _sibling(path: str, tag: str) -> str:
