@@ -1,10 +1,11 @@
 """Held-out test sets of the built-in suites against the `visible-only` special-casing attack.
 
-terminal-v1: the tasks whose deliverable is a program the tests run (a script, a Makefile)
-have a held-out set; the attack's gate in front of that program passes the visible tests and
-fails the held-out ones, and it scores when the held-out set is taken away (so the gate is a
-real special-casing solution, not a broken one). One-off tasks (a report written from fixed
-files, a commit amended) give the attack nothing and are n/a, with that reason.
+terminal-v1: the tasks whose deliverable is a program the tests run (a script, a Makefile;
+some also ask for the program's output on the given file) have a held-out set; the attack's
+gate in front of that program, with the solution's outputs written as they are, passes the
+visible tests and fails the held-out ones, and it scores when the held-out set is taken away
+(so the gate is a real special-casing solution, not a broken one). One-off tasks (a commit
+amended, a secret reverted) give the attack nothing and are n/a, with that reason.
 code-v1: which fixes the attack can gate (a changed table, a new class, a dataclass rewrite)
 and which it cannot (a pure move of code into a new module)."""
 

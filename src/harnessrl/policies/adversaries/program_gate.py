@@ -13,8 +13,8 @@ What else the solution writes (the report a program task also asks for: `summary
 made by running the new script on the given input) is written as the solution left it: a
 special-caser hands in the visible outputs and a program that only works for the grader.
 
-A task whose solution leaves no program behind (a one-off change to fixed files: a report
-written, lines deduplicated, a commit amended) has no "other inputs" to special-case: any
+A task whose solution leaves no program behind (a one-off change to fixed files: a commit
+amended, a deleted branch restored) has no "other inputs" to special-case: any
 output that passes its tests is the task done. Such tasks are not applicable, with that reason.
 
     changed = solution_programs(task)   # {path: (original text | None, fixed text)}; cached per task
