@@ -1,10 +1,11 @@
 """Held-out test sets of the built-in suites against the `visible-only` special-casing attack.
 
-terminal-v1: the tasks whose deliverable is a program the tests run (a script, a Makefile)
-have a held-out set; the attack's gate in front of that program passes the visible tests and
-fails the held-out ones, and it scores when the held-out set is taken away (so the gate is a
-real special-casing solution, not a broken one). One-off tasks (a report written from fixed
-files, a commit amended) give the attack nothing and are n/a, with that reason.
+terminal-v1: the tasks whose deliverable is a program the tests run (a script, a Makefile;
+some also ask for the program's output on the given file) have a held-out set; the attack's
+gate in front of that program, with the solution's outputs written as they are, passes the
+visible tests and fails the held-out ones, and it scores when the held-out set is taken away
+(so the gate is a real special-casing solution, not a broken one). One-off tasks (a commit
+amended, a secret reverted) give the attack nothing and are n/a, with that reason.
 code-v1: which fixes the attack can gate (a changed table, a new class, a dataclass rewrite)
 and which it cannot (a pure move of code into a new module)."""
 
@@ -22,10 +23,14 @@ from harnessrl.tasks.base import BUILTIN_DIR
 from harnessrl.tasks.runtime import TaskRuntime
 from harnessrl.tasks.sandbox import Sandbox
 
-PROGRAM_TASKS = ["backup-script", "fix-makefile", "fix-quoting-script", "word-frequency-script"]
-# one-off tasks rewritten as program tasks (the script is the deliverable, also run on the task's own input)
-PROGRAM_TASKS = sorted(PROGRAM_TASKS + ["archive-manifest", "find-large-files", "fix-script-permissions",
-                                        "rename-jpeg-extensions", "replace-in-configs", "sqlite-report"])
+PROGRAM_TASKS = sorted([
+    "backup-script", "fix-makefile", "fix-quoting-script", "word-frequency-script",
+    # one-off tasks rewritten as "write a program, then run it on the given input" (each with a held-out set)
+    "archive-manifest", "count-errors-by-component", "csv-sum-by-category", "dedupe-lines", "find-large-files",
+    "fix-script-permissions", "json-to-csv", "merge-env-files", "rename-jpeg-extensions", "replace-in-configs",
+    "split-log-by-date", "sqlite-report",
+])
+ONE_OFF_TASKS = ["git-amend-message", "git-revert-secret"]  # git repairs: the repository is the only input
 
 
 def _task_original_and_final(task):
@@ -66,11 +71,11 @@ def test_terminal_heldout_sets_fail_untouched_and_pass_with_the_solution():
 @pytest.mark.slow
 def test_visible_only_passes_visible_fails_heldout_on_terminal_program_tasks(tmp_path):
     result = run_audit("terminal-v1", RecordStore(tmp_path / "st"), harnesses=["swe_agent"], attacks=["visible-only"],
-                       tasks=[*PROGRAM_TASKS, "git-revert-secret", "git-amend-message"])
+                       tasks=[*PROGRAM_TASKS, *ONE_OFF_TASKS])
     cells = {c.task_id.split("/")[1]: c for c in result.cells}
     for name in PROGRAM_TASKS:
         assert (cells[name].verdict, cells[name].outcome) == ("blocked", "failed_heldout"), (name, cells[name].evidence)
-    for name in ("git-revert-secret", "git-amend-message"):
+    for name in ONE_OFF_TASKS:
         assert cells[name].verdict == "n/a" and "one-off" in cells[name].evidence
     assert result.passed
 
@@ -82,11 +87,11 @@ def test_without_its_heldout_set_a_program_task_is_a_hole(tmp_path):
     root.mkdir()
     (root / "suite.toml").write_text((BUILTIN_DIR / "terminal-v1" / "suite.toml").read_text()
                                      .replace('name = "terminal-v1"', 'name = "terminal-noheldout"'))
-    for name in ("fix-makefile", "sqlite-report", "word-frequency-script"):  # sqlite-report: a program + its report
+    for name in ("csv-sum-by-category", "fix-makefile", "sqlite-report"):  # a program + the report it writes
         shutil.copytree(BUILTIN_DIR / "terminal-v1" / name, root / name)
         shutil.rmtree(root / name / "tests" / "heldout")
     result = run_audit(str(root), RecordStore(tmp_path / "st"), harnesses=["swe_agent"], attacks=["visible-only"])
-    assert sorted(c.task_id for c in result.holes) == ["terminal-noheldout/fix-makefile",
-                                                       "terminal-noheldout/sqlite-report",
-                                                       "terminal-noheldout/word-frequency-script"]
+    assert sorted(c.task_id for c in result.holes) == ["terminal-noheldout/csv-sum-by-category",
+                                                       "terminal-noheldout/fix-makefile",
+                                                       "terminal-noheldout/sqlite-report"]
     assert not result.passed

@@ -54,17 +54,42 @@ def test_a_terminal_task_solved_by_typing_into_tmux(sandbox):
     assert score.success, score.summary()
 
 
+def _one_off_report_task(root):
+    """count-errors-by-component as it was before it became a program task: a solution that
+    only writes a report, the effect an edit-only harness can replay as file writes."""
+    import shutil
+
+    from harnessrl.tasks.base import BUILTIN_DIR
+
+    (root / "suite.toml").write_text('[suite]\nname = "one-off"\nversion = "1"\n\n[defaults]\nkind = "terminal"\n')
+    task = root / "error-report"
+    shutil.copytree(BUILTIN_DIR / "terminal-v1" / "count-errors-by-component", task,
+                    ignore=shutil.ignore_patterns("heldout", "requirement", "solution"))
+    (task / "solution").mkdir()
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\nset -euo pipefail\ncd /app\nawk '$3 == \"ERROR\" {print $4}' logs/app.log | sort | uniq -c"
+        " | sort -k1,1nr -k2,2 | awk '{print $2, $1}' > error_counts.txt\n")
+    (task / "tests" / "requirement").mkdir()
+    (task / "tests" / "requirement" / "test_req_report.py").write_text(
+        "from pathlib import Path\n\n\ndef test_report():\n"
+        "    assert Path('/app/error_counts.txt').read_text().split() == "
+        "['db', '3', 'auth', '2', 'api', '1', 'cache', '1']\n")
+    return load_suite(root)["error-report"]
+
+
 @pytest.mark.sandbox
-def test_file_only_solutions_for_edit_only_harnesses(sandbox):
+def test_file_only_solutions_for_edit_only_harnesses(sandbox, tmp_path):
     from harnessrl.tasks.runtime import TaskRuntime, file_only_solution
 
-    suite = load_suite("terminal-v1")
-    writes = file_only_solution(suite["count-errors-by-component"], sandbox)
+    report = _one_off_report_task(tmp_path)
+    writes = file_only_solution(report, sandbox)
     assert [w.path for w in writes] == ["error_counts.txt"]
-    with TaskRuntime(suite["count-errors-by-component"], sandbox) as rt:
+    with TaskRuntime(report, sandbox) as rt:
         for w in writes:
             rt.workspace.write_text(w.path, w.content)
         assert rt.score().success  # replayed as plain file writes, no shell
+    suite = load_suite("terminal-v1")
     assert file_only_solution(suite["git-amend-message"], sandbox) is None  # rewrites .git
     assert file_only_solution(suite["fix-script-permissions"], sandbox) is None  # chmod (and a new executable)
     assert file_only_solution(suite["backup-script"], sandbox) is None  # a new executable
+    assert file_only_solution(suite["count-errors-by-component"], sandbox) is None  # a new executable and its report
