@@ -148,7 +148,8 @@ def _scale_note(res: dict[str, Any]) -> str:
     """What this run was (model, suite, SFT, RL, evaluation, wall time) next to the paper's scale."""
     cfg, sft_info = res["cfg"], res["sft"]
     episodes_trained = sum(r["metrics"][-1]["episodes"] * len(r["metrics"]) for r in res["results"]) if res["results"] else 0
-    return (f"tiny scale — a mechanism check, not the paper's. Model: {sft_info['parameters']:,} parameters "
+    scale = "small scale on a CPU" if cfg.model else "tiny scale"
+    return (f"{scale} — a mechanism check, not the paper's. Model: {sft_info['parameters']:,} parameters "
             f"({'given: ' + cfg.model if cfg.model else 'Qwen2-style, random init, tokenizer trained here'}; "
             f"{'LoRA rank ' + str(cfg.lora_rank) if cfg.lora_rank else 'full fine-tuning'}). Suite {cfg.suite!r}: "
             f"{res['train_tasks']} training tasks, {res['eval_tasks']} held-out tasks. SFT: {sft_info['demonstrations']} "
