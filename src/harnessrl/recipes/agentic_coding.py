@@ -80,7 +80,6 @@ class AgenticCodingConfig(LMRecipeConfig):
     objective: str = "gspo"
     group_size: int = Field(2, ge=2)
     tasks_per_update: int = Field(4, ge=1)
-    updates: int | None = Field(None, ge=1, description="None: one epoch, ceil(train_tasks / tasks_per_update).")
     temperature: float = 1.0
     eval_seeds: int = Field(1, ge=1, description="Greedy episodes per task and harness.")
     max_new_tokens: int = 24
@@ -93,7 +92,8 @@ class AgenticCodingConfig(LMRecipeConfig):
         return self
 
     def n_updates(self) -> int:
-        return self.updates or math.ceil(self.train_tasks / self.tasks_per_update)
+        """One epoch: every training task is drawn once (all in one update when tasks_per_update >= train_tasks)."""
+        return math.ceil(self.train_tasks / self.tasks_per_update)
 
 
 def preset(scale: str) -> dict[str, Any]:
