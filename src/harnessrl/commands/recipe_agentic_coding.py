@@ -47,6 +47,7 @@ def agentic_coding(
             raise fail(f"{option} {folder}: no such folder; give a folder of task folders")
     with user_errors():
         cfg = lm_recipe_config(recipe.AgenticCodingConfig, scale, recipe.preset(scale), config, overrides, out, resume, **given)
+        recipe.check(cfg)  # unknown suite, bad folder, a harness that cannot drive a task: fail before any work
         console.print(f"agentic-coding ({cfg.scale}, engine {cfg.engine}): {cfg.train_tasks} training tasks, "
                       f"{cfg.n_updates()} GSPO update(s), LoRA rank {cfg.lora_rank}, suites {', '.join(recipe.suite_names(cfg))} -> {out}")
         t0 = time.perf_counter()

@@ -290,12 +290,19 @@ def run(cfg: AgenticCodingConfig, out: str | Path, *, progress: Callable[[str, i
         return _run(cfg, Path(out), progress)
 
 
-def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int | None], None]) -> dict[str, Any]:
-    t0 = time.perf_counter()
+def check(cfg: AgenticCodingConfig) -> tuple[list[Harness], list[Any], list[Any], dict[str, list[Any]]]:
+    """Everything cheap that can be wrong with the settings, before anything is written:
+    (harnesses, training tasks, held-back sealed tasks, {external suite: tasks})."""
     harnesses = harnesses_of(cfg)  # an unknown harness fails here
     train, heldout, sealed = split_of(cfg)
     suites = external_suites(cfg, heldout, sealed)
     check_cells(harnesses, {"train": train, **suites})
+    return harnesses, train, sealed, suites
+
+
+def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int | None], None]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    harnesses, train, sealed, suites = check(cfg)
     check_resumable(cfg, out)
     model = cfg.model or build_tiny_for(out / "model", Oracle(), list(cfg.harnesses), train, size=cfg.tiny_size,
                                          max_positions=cfg.tiny_positions)
