@@ -171,3 +171,17 @@ def test_paper_preset_is_rank_32_gspo_through_trl():
     cfg = AgenticCodingConfig.model_validate({**preset("paper"), "model": "some/model"})
     assert (cfg.lora_rank, cfg.objective, cfg.engine) == (32, "gspo", "trl")
     assert cfg.n_updates() == 7  # one epoch: ceil(25 / 4)
+
+
+def test_trl_engine_trains_the_lora_adapter_and_reports_like_native(tmp_path):
+    """The paper preset's engine (TRL GRPOTrainer, GSPO = sequence-level importance sampling) on the tiny LM."""
+    out = tmp_path / "trl"
+    res = invoke("--out", str(out), "--engine", "trl", "--eval-suites", "heldout", *SETS)
+    assert res.exit_code == 0, res.output
+    assert "engine trl" in res.output
+    assert (out / "runs" / "gspo" / "final" / "adapter_config.json").exists()
+    rows = RecordStore(out / "store").sql("SELECT run_id, json_extract_string(metadata, '$.engine') AS engine, count(*) AS n "
+                                          "FROM episodes GROUP BY ALL").to_pylist()
+    assert sorted((r["run_id"], r["engine"], r["n"]) for r in rows if r["run_id"] == "gspo") == [("gspo", "trl", 4)]
+    assert _counts(out)["after-heldout"] == 1
+    assert "pass@1 on external suites" in (out / "report.html").read_text()
