@@ -69,7 +69,7 @@ def test_report_has_before_and_after_for_every_external_suite(run):
     html = (out / "report.html").read_text()
     for needle in ("pass@1 on external suites, before vs after training", "Steps per episode and failure modes",
                    "dropped_requirement", "broke_existing", "format_error", "one epoch of GSPO", "LoRA rank 2",
-                   "Sealed split: sealed", "Verification: intact", "data:image/png;base64"):
+                   "Sealed split: sealed", "Verification: intact", "data:image/png;base64", "reward_mean", "signal_fraction"):
         assert needle in html, needle
     for suite in ("heldout", "terminal-v1", "sealed", "terminal-bench"):
         assert f"{suite}: pass@1" in output

@@ -5,6 +5,7 @@ Registered on the recipe group by commands/recipe.py (one line); kept in its own
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import time
@@ -35,8 +36,10 @@ def agentic_coding(
     from harnessrl.recipes import agentic_coding as recipe
     from harnessrl.recipes.agentic_coding_report import build_report, tables
 
+    # folders as JSON strings: --set values are read as YAML, and a path like `a: b` or `[x]` must stay a path
     given = {"model": model, "lora_rank": lora_rank, "engine": engine,
-             "sealed_suite": str(sealed_suite) if sealed_suite else None, "tb_path": str(tb_path) if tb_path else None}
+             "sealed_suite": json.dumps(str(sealed_suite)) if sealed_suite else None,
+             "tb_path": json.dumps(str(tb_path)) if tb_path else None}
     if eval_suites is not None:
         names = [s.strip() for s in eval_suites.split(",") if s.strip()]
         if not names:

@@ -60,8 +60,10 @@ CLAIM = ("Agentic coding RL: one epoch of GSPO on a rank-32 LoRA adapter (Kimi K
          "modes such as dropping a requirement or breaking existing behaviour.")
 #: External suite names the recipe knows besides the built-in suites.
 SPECIAL = ("heldout", "sealed", "fresh", "terminal-bench")
-#: Settings that only add evaluations: they may change on --resume without retraining.
-EVAL_ONLY = {"sealed_suite", "tb_path", "eval_suites", "workers", "device"}
+#: Settings that may change on --resume: ones that only add evaluations, and ones that change where the
+#: work runs or how much memory a pass takes (micro-batching, recomputed activations), not what it computes.
+EVAL_ONLY = {"sealed_suite", "tb_path", "eval_suites", "workers", "device", "micro_batch_tokens", "eval_batch_tokens",
+             "sft_micro_batch_tokens", "gradient_checkpointing"}
 
 
 class AgenticCodingConfig(LMRecipeConfig):

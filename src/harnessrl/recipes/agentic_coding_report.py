@@ -20,6 +20,8 @@ from harnessrl.report.html import Report
 POLICIES = ("before", "after")
 #: Failure modes the paper names, as the grader labels them (tasks.scoring) and the harness counts them.
 MODES = ("dropped_requirement", "broke_existing", "format_error")
+TRAIN_COLUMNS = ("update", "episodes", "reward_mean", "solve_rate", "turns_mean", "format_errors", "signal_fraction",
+                 "kl", "loss", "clip_frac", "time_rollout_s", "time_update_s")
 
 
 def _episodes(store: RecordStore, ids: list[str]) -> list[Episode]:
@@ -124,8 +126,8 @@ def _scale_note(res: dict[str, Any]) -> str:
 
 
 def _training(rep: Report, res: dict[str, Any]) -> None:
-    rows = [{k: r.get(k, float("nan")) for k in ("update", "episodes", "reward", "solve", "signal_fraction", "kl", "loss")}
-            for r in res["metrics"]]
+    keys = [k for k in TRAIN_COLUMNS if any(k in r for r in res["metrics"])]  # either engine's rows (engine.native_rows)
+    rows = [{k: r.get(k, float("nan")) for k in keys} for r in res["metrics"]]
     cfg = res["cfg"]
     epoch = ("every training task is drawn exactly once" if cfg.n_updates() == 1 or cfg.engine == "trl" else
              "tasks are drawn per update without replacement within an update (an epoch in expectation)")
