@@ -64,6 +64,7 @@ def _counts(out: Path) -> dict[str, int]:
     return {r["run_id"]: r["n"] for r in rows}
 
 
+@pytest.mark.slow
 def test_report_has_before_and_after_for_every_external_suite(run):
     out, _, output = run
     html = (out / "report.html").read_text()
@@ -78,6 +79,18 @@ def test_report_has_before_and_after_for_every_external_suite(run):
         assert (out / fig).stat().st_size > 1000
 
 
+@pytest.mark.slow
+@pytest.mark.browser
+def test_report_renders_in_headless_chromium(run):
+    from harnessrl.report.browser import check_report
+
+    out, _, _ = run
+    check = check_report(out / "report.html")
+    assert check.ok, check.problems()
+    assert check.images_total == check.images_loaded == 2 and not check.console_errors
+
+
+@pytest.mark.slow
 def test_episode_counts_match_tasks_times_harness(run):
     out, _, _ = run
     counts = _counts(out)
@@ -92,6 +105,7 @@ def test_episode_counts_match_tasks_times_harness(run):
     assert all(e.num_turns <= 1 for e in eps)  # max_turns=1 reached evaluation, not only training
 
 
+@pytest.mark.slow
 def test_sealed_split_is_evaluated_once_verified_and_refused_by_training(run, tmp_path):
     out, _, _ = run
     (seal,) = all_seals(out / "seals")
@@ -117,6 +131,7 @@ def test_sealed_split_is_evaluated_once_verified_and_refused_by_training(run, tm
     assert any("edited" in p for p in verify_seal(seal.name, store, copy))
 
 
+@pytest.mark.slow
 def test_resume_adds_no_episodes_then_a_fresh_folder_adds_only_its_own(run, tmp_path):
     out, tb, _ = run
     before = _counts(out)
@@ -173,6 +188,7 @@ def test_paper_preset_is_rank_32_gspo_through_trl():
     assert cfg.n_updates() == 7  # one epoch: ceil(25 / 4)
 
 
+@pytest.mark.slow
 def test_trl_engine_trains_the_lora_adapter_and_reports_like_native(tmp_path):
     """The paper preset's engine (TRL GRPOTrainer, GSPO = sequence-level importance sampling) on the tiny LM."""
     out = tmp_path / "trl"
