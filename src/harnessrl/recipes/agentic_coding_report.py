@@ -21,7 +21,7 @@ POLICIES = ("before", "after")
 #: Failure modes the paper names, as the grader labels them (tasks.scoring) and the harness counts them.
 MODES = ("dropped_requirement", "broke_existing", "format_error")
 TRAIN_COLUMNS = ("update", "episodes", "reward_mean", "solve_rate", "turns_mean", "format_errors", "signal_fraction",
-                 "kl", "loss", "clip_frac", "time_rollout_s", "time_update_s")
+                 "kl", "loss", "clipfrac", "grad_norm", "time_rollout_s", "time_update_s")
 
 
 def _episodes(store: RecordStore, ids: list[str]) -> list[Episode]:
