@@ -97,3 +97,7 @@ app.command("multi-harness")(multi_harness)
 from harnessrl.commands.recipe_harness_teacher import harness_teacher  # noqa: E402
 
 app.command("harness-teacher")(harness_teacher)
+
+from harnessrl.commands.recipe_agentic_coding import agentic_coding  # noqa: E402
+
+app.command("agentic-coding")(agentic_coding)

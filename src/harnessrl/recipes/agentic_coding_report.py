@@ -1,0 +1,186 @@
+"""The agentic-coding recipe's report: pass@1 before vs after on each external suite (CIs over
+tasks, the paired change), steps per episode, failure modes, the GSPO run, and the seals."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from harnessrl.episode import Episode
+from harnessrl.evaluate.seal import verify_seal
+from harnessrl.evaluate.stats import Estimate, bootstrap_ci
+from harnessrl.records import RecordStore
+from harnessrl.recipes.agentic_coding import CLAIM
+from harnessrl.report.html import Report
+
+POLICIES = ("before", "after")
+#: Failure modes the paper names, as the grader labels them (tasks.scoring) and the harness counts them.
+MODES = ("dropped_requirement", "broke_existing", "format_error")
+TRAIN_COLUMNS = ("update", "episodes", "reward_mean", "solve_rate", "turns_mean", "format_errors", "signal_fraction",
+                 "kl", "loss", "clipfrac", "grad_norm", "time_rollout_s", "time_update_s")
+
+
+def _episodes(store: RecordStore, ids: list[str]) -> list[Episode]:
+    if not ids:
+        return []
+    quoted = ",".join("'" + i.replace("'", "''") + "'" for i in ids)
+    return store.episodes(f"episode_id IN ({quoted})")
+
+
+def has_mode(ep: Episode, mode: str) -> bool:
+    """dropped_requirement / broke_existing: in the grader's outcome label (it may carry both, joined by '+');
+    format_error: at least one reply the harness could not parse."""
+    if mode == "format_error":
+        return ep.format_errors > 0
+    return mode in (ep.outcome or "").split("+")
+
+
+def per_task(episodes: list[Episode]) -> dict[str, float]:
+    """Solve rate per task (over harnesses and seeds)."""
+    acc: dict[str, list[bool]] = defaultdict(list)
+    for e in episodes:
+        acc[e.context.task_id].append(bool(e.success))
+    return {t: float(np.mean(v)) for t, v in acc.items()}
+
+
+def paired_change(before: list[Episode], after: list[Episode]) -> Estimate:
+    """after - before pass@1 with a bootstrap over the tasks both policies were evaluated on (paired)."""
+    b, a = per_task(before), per_task(after)
+    tasks = sorted(set(a) & set(b))
+    return bootstrap_ci(np.array([a[t] - b[t] for t in tasks]), seed=0)
+
+
+def _ci(est: Estimate, sign: str = "") -> str:
+    return f"{est.value:{sign}.3f} [{est.lo:{sign}.3f}, {est.hi:{sign}.3f}]"
+
+
+def tables(res: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(pass@1 rows: one per external suite; failure rows: one per suite and policy)."""
+    store = RecordStore(Path(res["out"]) / "store")
+    rates, modes = [], []
+    for suite in res["suites"]:
+        eps = {p: _episodes(store, res[p][suite]) for p in POLICIES}
+        est = {p: bootstrap_ci(np.array(list(per_task(eps[p]).values())), seed=0) for p in POLICIES}
+        rates.append({"suite": suite, "tasks": len(res["suites"][suite]), "episodes/policy": len(eps["after"]),
+                      "pass@1 before": _ci(est["before"]), "pass@1 after": _ci(est["after"]),
+                      "change": _ci(paired_change(eps["before"], eps["after"]), "+"),
+                      "_before": est["before"].value, "_after": est["after"].value})
+        for p in POLICIES:
+            e = eps[p]
+            modes.append({"suite": suite, "policy": p, "episodes": len(e),
+                          "steps/episode": float(np.mean([x.num_turns for x in e])) if e else float("nan"),
+                          "solved": float(np.mean([x.success for x in e])) if e else float("nan"),
+                          **{m: float(np.mean([has_mode(x, m) for x in e])) if e else float("nan") for m in MODES},
+                          "format errors/ep": float(np.mean([x.format_errors for x in e])) if e else float("nan"),
+                          "turn limit": float(np.mean([x.status == "turn_limit" for x in e])) if e else float("nan")})
+    return rates, modes
+
+
+def seal_checks(res: dict[str, Any]) -> dict[str, list[str]]:
+    """Per seal: verification problems ([] = intact): manifest, its one evaluation, each stored episode,
+    and each sealed task's files against the fingerprints taken when it was sealed."""
+    out = Path(res["out"])
+    store = RecordStore(out / "store")
+    return {k: verify_seal(s.name, store, out / "seals", tasks=res["suite_tasks"][k]) for k, s in res["seals"].items()}
+
+
+def build_report(res: dict[str, Any], command: str) -> Path:
+    cfg, out = res["cfg"], Path(res["out"])
+    rates, modes = tables(res)
+    rep = Report("Agentic coding: one epoch of GSPO with a LoRA adapter, external suites before vs after",
+                 claim=CLAIM, scale_note=_scale_note(res))
+    rep.section("pass@1 on external suites, before vs after training", (
+        f"Greedy, {cfg.eval_seeds} episode(s) per task and harness ({', '.join(res['harnesses'])}); 95% percentile-"
+        "bootstrap CIs over tasks; the change is after - before, paired by task. `before` is the starting model "
+        "(no adapter), `after` the trained adapter on it, on the same tasks and seeds."))
+    rep.table([{k: v for k, v in r.items() if not k.startswith("_")} for r in rates], caption="pass@1 [95% CI]")
+    rep.figure(_bars(rates), "pass@1 before vs after per external suite", name="pass_at_1")
+    rep.section("Steps per episode and failure modes", (
+        "Share of episodes with each failure mode (an episode can have several): dropped_requirement = a requirement "
+        "test of the hidden suite fails; broke_existing = a regression test fails (behaviour the workspace had); "
+        "format_error = at least one reply the harness could not parse. Steps = agent turns."))
+    rep.table(modes, caption="Steps and failure modes per suite and policy", digits=3)
+    rep.figure(_modes_fig(modes), "Mean steps and failure-mode shares, before vs after (all suites)", name="failure_modes")
+    _training(rep, res)
+    _seals(rep, res)
+    rep.config(cfg)
+    rep.reproduce(command, store=out / "store")
+    return rep.write(out / "report.html")
+
+
+def _scale_note(res: dict[str, Any]) -> str:
+    cfg = res["cfg"]
+    n_ep = sum(int(r.get("episodes", 0)) for r in res["metrics"])
+    return (f"{'paper' if cfg.scale == 'paper' else 'small'} scale — the paper trained Kimi K2.7 Code on 1,700 tasks and "
+            f"evaluated on six external benchmarks. Here: model {cfg.model or 'tiny Qwen2-style LM built here (random init)'}, "
+            f"LoRA rank {cfg.lora_rank}; {len(res['train_tasks'])} training tasks of {cfg.suite!r} through "
+            f"{', '.join(res['harnesses'])} (turn limit {cfg.max_turns or 'the harness default'}, max_new_tokens "
+            f"{cfg.max_new_tokens}); one epoch of {cfg.objective.upper()} = {cfg.n_updates()} update(s) of "
+            f"{min(cfg.tasks_per_update, len(res['train_tasks']))} tasks x group {cfg.group_size} ({n_ep} training episodes, "
+            f"engine {cfg.engine}). External suites: {', '.join(f'{k} ({len(v)})' for k, v in res['suites'].items())}. "
+            f"Wall time {res['wall_s']:.0f} s (this invocation).")
+
+
+def _training(rep: Report, res: dict[str, Any]) -> None:
+    keys = [k for k in TRAIN_COLUMNS if any(k in r for r in res["metrics"])]  # either engine's rows (engine.native_rows)
+    rows = [{k: r.get(k, float("nan")) for k in keys} for r in res["metrics"]]
+    cfg = res["cfg"]
+    epoch = ("every training task is drawn exactly once" if cfg.n_updates() == 1 or cfg.engine == "trl" else
+             "tasks are drawn per update without replacement within an update (an epoch in expectation)")
+    rep.section("Training: one epoch of GSPO", (
+        f"{cfg.n_updates()} update(s) x {min(cfg.tasks_per_update, len(res['train_tasks']))} tasks; {epoch}. "
+        f"Sequence-level importance ratios (GSPO), groups = task x harness, KL coefficient {cfg.kl_coef}. "
+        f"Training began {res['training_started']['utc']}."))
+    rep.table(rows, caption="Per update", digits=4)
+
+
+def _seals(rep: Report, res: dict[str, Any]) -> None:
+    checks = seal_checks(res)
+    for kind, seal in res["seals"].items():
+        problems = checks[kind]
+        text = (f"Seal `{seal.name}` ({seal.path}) holds {len(seal.task_ids)} task(s); created {seal.manifest['created']}; "
+                f"its one evaluation (both policies) is {seal.eval_path}. "
+                + ("Verification: intact." if not problems else "Verification problems: " + "; ".join(problems)))
+        if kind == "sealed":
+            text += (" These tasks were held back from the training suite and sealed before training: training refuses "
+                     "them, but they were written before training began (a stand-in for post-training data; give "
+                     "--sealed-suite with tasks written after training began for the `fresh` split).")
+        else:
+            after = res["fresh_written_after"]
+            text += (f" Written after training began ({res['training_started']['utc']}), by file times: "
+                     f"{sum(after)} of {len(after)} task folders.")
+        rep.section(f"Sealed split: {kind}", text)
+
+
+def _bars(rates: list[dict[str, Any]]):
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    x = np.arange(len(rates))
+    for i, p in enumerate(POLICIES):
+        ax.bar(x + (i - 0.5) * 0.38, [r[f"_{p}"] for r in rates], 0.38, label=p)
+    ax.set_xticks(x)
+    ax.set_xticklabels([r["suite"] for r in rates])
+    ax.set_ylabel("pass@1")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _modes_fig(modes: list[dict[str, Any]]):
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3))
+    mean = {p: {k: float(np.nanmean([r[k] for r in modes if r["policy"] == p])) for k in ("steps/episode", *MODES)}
+            for p in POLICIES}
+    a1.bar(list(POLICIES), [mean[p]["steps/episode"] for p in POLICIES])
+    a1.set_title("steps per episode", fontsize=9)
+    x = np.arange(len(MODES))
+    for i, p in enumerate(POLICIES):
+        a2.bar(x + (i - 0.5) * 0.38, [mean[p][m] for m in MODES], 0.38, label=p)
+    a2.set_xticks(x)
+    a2.set_xticklabels([m.replace("_", "\n") for m in MODES], fontsize=8)
+    a2.set_ylim(0, 1.05)
+    a2.set_title("share of episodes", fontsize=9)
+    a2.legend(fontsize=8)
+    return fig
