@@ -101,7 +101,8 @@ def test_tilt_prediction_per_harness_and_correction():
         assert out[hh]["pred_score_lo"] <= out[hh]["pred_score"] <= out[hh]["pred_score_hi"]
     # the value correction: (Q*(a) - Q*(b)) / beta with Q* the soft value of each action's returns
     better, worse = np.array([1.0, 1.0, 0.0, 1.0]), np.array([0.0, 0.0, 0.0, 1.0])
-    c = predicted_correction(better, worse, 0.1, n_boot=50)
+    c = predicted_correction(better, worse, 0.1, n_boot=50, min_episodes=4)
     expect = (binary_soft_value(0.75, 0.1) - binary_soft_value(0.25, 0.1)) / 0.1
     assert c["pred_correction"] == pytest.approx(float(expect), rel=1e-9)
-    assert np.isnan(predicted_correction(better, np.array([]), 0.1)["pred_correction"])
+    assert np.isnan(predicted_correction(better, np.array([]), 0.1, min_episodes=1)["pred_correction"])
+    assert np.isnan(predicted_correction(better, worse, 0.1)["pred_correction"])  # 4 < 5 episodes: no estimate

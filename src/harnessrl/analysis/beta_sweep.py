@@ -69,15 +69,17 @@ def tilt_prediction(reference: Samples, harnesses: list[str], beta: float, n_boo
 
 
 def predicted_correction(returns_better: np.ndarray, returns_worse: np.ndarray, beta: float, n_boot: int = 1000,
-                         seed: int = 0) -> dict:
+                         seed: int = 0, min_episodes: int = 5) -> dict:
     """(Q*(a) - Q*(b)) / beta from the returns of reference episodes that began with a and with b.
 
     Q*(x) = beta log mean exp(R/beta) over those episodes (a Monte Carlo soft value). NaN when
-    either action was never taken. CI: a bootstrap of the episodes of each action.
+    either action began fewer than `min_episodes` episodes: the soft value of one or two episodes
+    is not an estimate (and at small beta it is +-1/beta from a single success or failure).
+    CI: a bootstrap of the episodes of each action.
     """
     a, b = np.asarray(returns_better, dtype=np.float64), np.asarray(returns_worse, dtype=np.float64)
     out = {"episodes_better": int(a.size), "episodes_worse": int(b.size)}
-    if a.size == 0 or b.size == 0:
+    if min(a.size, b.size) < max(1, min_episodes):
         return {**out, "pred_correction": float("nan"), "pred_correction_lo": float("nan"),
                 "pred_correction_hi": float("nan")}
     rng = np.random.default_rng([seed, 11])

@@ -66,6 +66,8 @@ def figure_betas(res: dict) -> plt.Figure:
     ax.legend(fontsize=6)
     for ax in axes:
         ax.set_xscale("log")
+        ax.set_xticks(x, [f"{b:g}" for b in x])
+        ax.minorticks_off()
         ax.set_xlabel("beta (KL weight in training = analysis beta)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -110,7 +112,7 @@ def add_section(rep: Any, res: dict, number: int) -> None:
                 f"samples ({cfg.ref_samples} per task and harness) reaches score S* at KL* from the reference, with "
                 "mismatch 0; its value correction on the contrast is (Q*(asked) - Q*(other))/beta, Q* the soft value "
                 "of the reference episodes that began with that look (pooled over tasks; n/a where the reference "
-                "never took one of them). Intervals: 95% bootstrap.")
+                "began fewer than 5 episodes with one of them). Intervals: 95% bootstrap.")
     rep.figure(figure_betas(res), "Per beta: agent vs exact optimum in the training harness (score, KL), mismatch per "
                "harness, and the value correction added to the reference's log-odds (95% CI).", name="beta_sweep")
     rep.table(table_rows(res), caption="Per beta and harness: observed (agent) next to predicted (exact optimum)")
