@@ -19,7 +19,8 @@ from harnessrl.records import RecordStore
 
 SMALL = ["eval_tasks=4", "sft_seeds=1", "sft_epochs=1", "agent_updates=2", "further_updates=2", "group_size=2",
          "tasks_per_update=2", "ref_samples=4", "eval_samples=2", "n_boot=50"]
-SETS = [x for s in SMALL for x in ("--set", s)]
+BETAS = "betas=[0.05,0.1]"  # the beta sweep: 0.1 (= beta) reuses the agent, 0.05 trains one more
+SETS = [x for s in [*SMALL, BETAS] for x in ("--set", s)]
 
 
 def cli(*args: str, **kw) -> subprocess.Popen:
@@ -64,10 +65,12 @@ def test_report_and_summary_show_the_study(study):
     html = (out / "report.html").read_text()
     for needle in ("Headline", "Ceiling and score per harness", "ceiling change minus headroom change",
                    "Predicted vs observed gain", "preferences the agent carries", "Sealed unseen harness",
-                   "Exact config", "How to reproduce", "data:image/png;base64", "torch"):
+                   "Exact config", "How to reproduce", "data:image/png;base64", "torch", "The beta sweep",
+                   "exact optimum", "k2 as a loss term"):
         assert needle in html, needle
-    assert html.count("<img") == 4
-    for needle in ("agent trained in plain", "sealed unseen harness json", "predicted", "observed", "report:"):
+    assert html.count("<img") == 5
+    for needle in ("agent trained in plain", "sealed unseen harness json", "predicted", "observed", "report:",
+                   "beta 0.05 in plain", "beta 0.1 in plain"):
         assert needle in second, needle
 
 
@@ -95,8 +98,33 @@ def test_report_renders_in_headless_chromium(study):
     out, _, _ = study
     check = check_report(out / "report.html")
     assert check.ok, check.problems()
-    assert check.images_total == check.images_loaded == 4 and not check.console_errors
+    assert check.images_total == check.images_loaded == 5 and not check.console_errors
     assert check.screenshot.parent == out and check.screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_beta_sweep_trained_one_agent_per_new_beta_and_compares_with_the_solver(study):
+    out, _, _ = study
+    from harnessrl.config import load_config
+    from harnessrl.recipes import harness_teacher as recipe
+    from harnessrl.recipes.harness_teacher_beta import sweep_rows
+
+    cfg = load_config(recipe.HarnessTeacherConfig, out / "config.json")
+    assert cfg.betas == [0.05, 0.1] and cfg.train_kl_coef == 0.1
+    assert json.loads((out / "models" / "agent-beta0.05" / "done.json").read_text())["kl_coef"] == 0.05
+    assert json.loads((out / "models" / "agent" / "done.json").read_text())["kl_coef"] == 0.1
+    assert not (out / "models" / "agent-beta0.1").exists()  # the main agent is the sweep's beta = 0.1
+    store = RecordStore(out / "store")
+    for rid in ("beta-0.05", "beta-0.1"):
+        n = store.sql(f"SELECT count(*) AS n FROM episodes WHERE run_id = '{rid}'").to_pylist()[0]["n"]
+        assert n == 7 * 4 * 2
+    prefs = {f"beta-{b:g}": json.loads((out / "stages" / f"beta-{b:g}-preferences.json").read_text())["rows"]
+             for b in cfg.betas}
+    first = json.loads((out / "stages" / "first-actions.json").read_text())["returns"]
+    rows = sweep_rows(cfg, store, prefs, first)
+    assert len(rows) == 2 * 7
+    for r in rows:
+        assert r["score_lo"] <= r["score"] <= r["score_hi"] and 0 <= r["pred_score"] <= 1
+        assert r["pred_kl"] >= -1e-12  # the optimum's KL to the reference
 
 
 def test_chosen_harness_has_the_highest_prediction_and_was_trained(study):

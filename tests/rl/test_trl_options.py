@@ -104,7 +104,8 @@ def test_lm_recipe_configs_read_beta_and_importance_sampling_level():
         load_config(MultiHarnessConfig, overrides=["epsilon=0.1"])
     # harness-teacher's own beta (the soft ceiling's KL weight) keeps its meaning
     teacher = load_config(HarnessTeacherConfig, overrides=["beta=0.3", "importance_sampling_level=sequence"])
-    assert (teacher.beta, teacher.kl_coef, teacher.objective) == (0.3, 0.0, "gspo")
+    # and its RL trains with the KL term at that beta (kl_coef None = beta; issue 21)
+    assert (teacher.beta, teacher.kl_coef, teacher.train_kl_coef, teacher.objective) == (0.3, None, 0.3, "gspo")
 
 
 def test_a_conflict_on_the_command_line_is_one_error_line_and_writes_nothing(tmp_path):

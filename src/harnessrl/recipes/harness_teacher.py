@@ -17,7 +17,14 @@ ceiling and mismatch predict what further training in a harness gains. At small 
   6. gain prediction: one round of further training in each calibration harness fits kappa in
      dS = kappa (C - S); the other harnesses get predicted gains; the agent trains further in
      the one with the highest prediction, and the observed gain is set next to the predicted;
-  7. the sealed harness is evaluated once, recorded against its seal.
+  7. the sealed harness is evaluated once, recorded against its seal;
+  8. with `betas`, a beta sweep (recipes/harness_teacher_beta.py): one agent per KL weight, its
+     carried log-odds and mismatch next to the exact solver's prediction at that beta.
+
+Every RL run is KL-regularised to its reference at `kl_coef` = `beta` (one value feeds training
+and analysis), with the k2 estimator as a loss term and unscaled rewards: the combination whose
+fixed point is the tilt pi_ref exp(r/beta)/Z (tests/analysis/test_beta_sweep.py checks it on a
+bandit against analysis/klcontrol.py, and shows k1/k3 as loss terms miss it).
 
 Every stage writes its results into the output folder and is skipped on --resume when done;
 RL runs checkpoint every update. The same code runs a real model on a GPU (--model, --lora-rank).
@@ -85,7 +92,20 @@ class HarnessTeacherConfig(LMRecipeConfig):
     minibatches: int = Field(4, ge=1, description="Optimizer steps per pass.")
     ref_samples: int = Field(32, ge=2, description="Reference samples per task and harness (the ceiling's k).")
     eval_samples: int = Field(16, ge=1, description="Samples of a trained policy per task and harness (its score).")
-    beta: float = Field(0.1, gt=0, description="KL weight of the soft ceiling and the mismatch.")
+    beta: float = Field(0.1, gt=0, description="The beta of KL-regularised control: the RL's KL weight (unless kl_coef "
+                        "is set) and the soft ceiling's and mismatch's beta.")
+    kl_coef: float | None = Field(None, ge=0, description="Weight of the RL's KL term to the reference; None = beta, so "
+                                  "training and analysis share one beta (0 with adv_scale=group: the study before issue 21).")
+    kl_estimator: Literal["k1", "k2", "k3"] = Field(
+        "k2", description="KL estimator of the RL loss term. k2 (x^2/2, x = log pi - log pi_ref) is the one whose "
+        "on-policy gradient is that of KL(pi || pi_ref), so RL heads for the tilt pi_ref exp(r/beta)/Z; as loss terms "
+        "k1 has zero expected gradient and k3 follows KL(pi_ref || pi) (tests/analysis/test_beta_sweep.py).")
+    adv_scale: Literal["group", "batch", "none"] = Field(
+        "none", description="none keeps rewards in their units, so kl_coef is the objective's beta; group (GRPO's "
+        "std division) would make the effective beta kl_coef x the group's reward std.")
+    betas: list[float] = Field([], description="beta sweep: one agent per beta (KL weight and analysis beta alike), "
+                               "sampled under every harness, with the exact solver's prediction at that beta. "
+                               "Empty = no sweep. The agent of the main study is reused for beta = kl_coef.")
     n_boot: int = Field(1000, ge=10)
     seed: int = 0
 
@@ -98,9 +118,16 @@ class HarnessTeacherConfig(LMRecipeConfig):
             raise ValueError(f"calibration_harnesses {missing} must be among harnesses {self.harnesses}")
         if self.sealed_harness and self.sealed_harness in self.harnesses:
             raise ValueError(f"sealed_harness {self.sealed_harness!r} is also in harnesses; a sealed harness is unseen")
+        if any(b <= 0 for b in self.betas) or len(set(self.betas)) != len(self.betas):
+            raise ValueError(f"betas {self.betas} must be distinct and > 0")
         if not self.candidates:
             raise ValueError("no harness is left to predict a gain for: harnesses minus the training and calibration ones")
         return self
+
+    @property
+    def train_kl_coef(self) -> float:
+        """The KL weight every RL run of the study trains with: beta unless kl_coef is set."""
+        return self.beta if self.kl_coef is None else self.kl_coef
 
     @property
     def candidates(self) -> list[str]:
@@ -120,7 +147,8 @@ def preset(scale: str) -> dict[str, Any]:
                 "agent_updates": 100, "further_updates": 50, "group_size": 8, "tasks_per_update": 4, "lr": 1e-5,
                 "epochs": 1, "minibatches": 4,
                 "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
-                "max_context_tokens": 32768, "workers": 1, "engine": "trl"}
+                "max_context_tokens": 32768, "workers": 1, "engine": "trl",
+                "kl_estimator": "k3"}  # TRL's GRPOTrainer has only k3 (see kl_estimator)
     raise ConfigError(f"scale {scale!r}: choose small or paper")
 
 
@@ -177,23 +205,36 @@ def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks:
 # RL: the agent, and rounds of further training (each its own resumable run)
 
 
+def agent_train_config(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None], harness: str, updates: int,
+                       name: str, train: list[Any], kl_coef: float | None = None) -> AgentTrainConfig:
+    """The trainer's settings for one RL run: KL-regularised to the reference (the SFT model) at
+    kl_coef (default cfg.train_kl_coef, i.e. the analysis's beta), rewards unscaled so it is the beta."""
+    return AgentTrainConfig(
+        policy=policy_config(cfg, start[0], lora_rank=cfg.lora_rank, adapter=start[1]), run_dir=str(out / "runs" / name),
+        store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[task_id(t) for t in train],
+        harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
+        objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches,
+        kl_coef=cfg.train_kl_coef if kl_coef is None else kl_coef, kl_estimator=cfg.kl_estimator,
+        adv_scale=cfg.adv_scale, seed=cfg.seed, seals_dir=str(out / "seals"), micro_batch_tokens=cfg.micro_batch_tokens)
+
+
 def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None], harness: str, updates: int,
-              name: str, train: list[Any], queue: Any = None) -> str:
-    """RL in one harness from `start` = (model, adapter or None); returns the saved model (or adapter) folder."""
+              name: str, train: list[Any], queue: Any = None, kl_coef: float | None = None) -> str:
+    """RL in one harness from `start` = (model, adapter or None); returns the saved model (or adapter) folder.
+
+    The reference of the KL term is `start`'s model with its adapter off (LoRA: always the SFT model)
+    or the run's starting weights (full fine-tuning: the SFT model for the agent and the beta sweep's
+    agents; the agent itself for a round of further training)."""
     if not torch.cuda.is_available():
         torch.set_num_threads(1)
     final = out / "models" / name
     if (final / "done.json").exists():
         return str(final)
-    tcfg = AgentTrainConfig(
-        policy=policy_config(cfg, start[0], lora_rank=cfg.lora_rank, adapter=start[1]), run_dir=str(out / "runs" / name),
-        store=str(out / "store"), run_id=f"train-{name}", suite=cfg.suite, tasks=[task_id(t) for t in train],
-        harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
-        objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches, kl_coef=cfg.kl_coef, seed=cfg.seed, seals_dir=str(out / "seals"),
-        micro_batch_tokens=cfg.micro_batch_tokens)
+    tcfg = agent_train_config(cfg, out, start, harness, updates, name, train, kl_coef)
     on_update = (lambda r: queue.put((name, r["update"], updates))) if queue is not None else None
     train_agent(tcfg, train, cfg.engine, on_update).policy.save(final)
-    atomic_write_text(final / "done.json", json.dumps({"harness": harness, "updates": updates, "start": list(start)}))
+    atomic_write_text(final / "done.json", json.dumps({"harness": harness, "updates": updates, "start": list(start),
+                                                       "kl_coef": tcfg.kl_coef, "kl_estimator": tcfg.kl_estimator}))
     return str(final)
 
 
@@ -285,8 +326,16 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
     if seal is not None:
         sealed = json_stage(out, "sealed", lambda: _sealed_eval(cfg, seal, sft_model, agent, held_out, store, reference, progress))
 
+    # 8. the beta sweep: one agent per KL weight, next to the exact solver's prediction at that beta
+    betas = None
+    if cfg.betas:
+        from harnessrl.recipes.harness_teacher_beta import beta_sweep  # it reuses this module's stages
+
+        reference.release()
+        betas = beta_sweep(cfg, out, sft_model, agent, train, held_out, store, reference, progress)
+
     return {"cfg": cfg, "out": out, "store": store, "sft": sft_info, "sft_model": sft_model, "seal": seal,
-            "preferences": prefs["rows"], "choice": choice, "sealed": sealed,
+            "preferences": prefs["rows"], "choice": choice, "sealed": sealed, "betas": betas,
             "analysis": analyze(cfg, store, chosen), "train_tasks": len(train), "eval_tasks": len(held_out),
             "parameters": sft_info.get("parameters"), "wall_s": time.perf_counter() - t0}
 

@@ -65,6 +65,10 @@ def summary_lines(res: dict) -> list[str]:
     if "sealed_harness" in h:
         lines.append(f"sealed unseen harness {short(h['sealed_harness'])}: reference {h['sealed_reference']:.3f}, "
                      f"agent {h['sealed_agent']:.3f}")
+    if res.get("betas"):
+        from harnessrl.recipes import harness_teacher_beta_report
+
+        lines += harness_teacher_beta_report.summary_lines(res)
     return lines
 
 
@@ -210,7 +214,8 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
                 f"The reference (SFT) policy is sampled {cfg.ref_samples} times per task and harness: its pass@"
                 f"{cfg.ref_samples} is the hard ceiling (what the harness lets a policy near the reference reach), "
                 f"its beta log-mean-exp return the soft ceiling (beta = {cfg.beta}). The agent is RL-trained "
-                f"({cfg.agent_updates} updates, {cfg.objective}) in {cfg.train_harness} and sampled {cfg.eval_samples} "
+                f"({cfg.agent_updates} updates, {cfg.objective}, KL term to the reference at kl_coef = "
+                f"{cfg.train_kl_coef:g} with {cfg.kl_estimator}; adv_scale {cfg.adv_scale}) in {cfg.train_harness} and sampled {cfg.eval_samples} "
                 "times per task under every harness. Intervals: 95% bootstrap over samples within tasks.")
     rep.figure(figure_harnesses(res), "Ceiling, reference score and agent score per harness (95% CI).", name="harnesses")
     rep.table(harness_rows(res), caption="Per harness: ceiling, scores, headroom = ceiling - score, KL and mismatch "
@@ -250,6 +255,10 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
                     f"{s['harness']} was sealed before any RL and evaluated once; the evaluation is recorded against "
                     f"its seal at `{s['eval_path']}` ({s['episodes']} episodes).")
         rep.table([{"policy": k, "solve rate": v} for k, v in s["result"].items()])
+    if res.get("betas"):
+        from harnessrl.recipes import harness_teacher_beta_report
+
+        harness_teacher_beta_report.add_section(rep, res, 6)
     rep.section("Behaviour")
     rep.table(outcome_rows(res), caption="Outcomes per policy and harness (episodes)")
     rep.table(a["turns"], caption="Turns and format errors per episode", digits=3)
