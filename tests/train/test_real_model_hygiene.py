@@ -38,7 +38,7 @@ def test_tiny_model_defaults_do_not_leak_into_model_runs(tmp_path):
     assert LMRecipeConfig(model="smollm2-135m", max_new_tokens=64, lora_rank=0).max_new_tokens == 64
     for cls in (MultiHarnessConfig, HarnessTeacherConfig):  # the recipes inherit it
         cfg = cls(model="smollm2-135m")
-        assert cfg.sft_lr == 2e-4 and cfg.max_new_tokens == 48 and cfg.micro_batch_tokens == 4096
+        assert cfg.sft_lr == 3e-4 and cfg.sft_tasks == 96 and cfg.max_new_tokens == 48 and cfg.micro_batch_tokens == 4096
     assert MultiHarnessConfig(model="smollm2-135m").seeds == [0] and HarnessTeacherConfig(model="smollm2-135m").eval_tasks == 8
 
 
