@@ -4,7 +4,7 @@ network="mlp":    separate tanh MLPs for actor and critic on the flat observatio
 network="impala": a shared IMPALA CNN trunk (Espeholt et al. 2018, as in cleanrl's procgen
                   script) whose 256 features feed a linear policy head and the critic.
 network="nature-small": the same, with the 3-layer strided CNN of Mnih et al. 2015 at half width
-                  (16, 32, 32 channels, 256 features): about a tenth of the IMPALA CNN's CPU cost per
+                  (16, 32, 32 channels, 256 features): about 1/35 of the IMPALA CNN's CPU cost per
                   sample, for Procgen runs that must fit a CPU budget (it generalises worse; Cobbe et al. 2019).
 
 Discrete actions use a categorical policy; Box actions a diagonal Gaussian with a
