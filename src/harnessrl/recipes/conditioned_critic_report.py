@@ -233,7 +233,8 @@ def fig_procgen(cfg: Any, results: list[dict]) -> plt.Figure:
     for i, (critic, (games, scores)) in enumerate(test.items()):
         est = aggregate_iqm(np.nan_to_num(scores))
         ax.bar(i, est.value, 0.6, yerr=[[est.value - est.lo], [est.hi - est.value]], capsize=4, color=COLORS.get(critic))
-        ax.scatter(np.full(scores.size, i) + np.linspace(-0.15, 0.15, scores.size), scores.ravel(), s=9, color="k", zorder=3)
+        jitter = np.linspace(-0.15, 0.15, scores.size) if scores.size > 1 else np.zeros(1)
+        ax.scatter(i + jitter, scores.ravel(), s=9, color="k", zorder=3)
     ax.set_xticks(range(len(test)), list(test))
     ax.axhline(0, color="grey", lw=0.6)
     ax.set_ylabel("normalised return, unseen levels (IQM)")
