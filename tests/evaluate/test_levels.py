@@ -33,3 +33,19 @@ def test_procgen_normalisation_and_iqm():
     scores = np.array([[0.0, 1.0, 0.5, 0.5], [0.2, 0.8, 0.4, 0.6], [0.1, 0.9, 0.5, 0.5]])
     est = aggregate_iqm(scores)
     assert est.lo <= est.value <= est.hi and est.value == pytest.approx(0.5, abs=0.05)
+
+
+def test_iqm_change_against_brute_force_and_at_the_floor():
+    from harnessrl.evaluate.levels import iqm_change
+
+    base = np.array([[0.2, 0.4], [0.3, 0.5], [0.25, 0.45]])  # (seeds, games)
+    new = base * 1.5
+    est = iqm_change(base, new)
+    assert est.value == pytest.approx(0.5) and est.lo <= 0.5 <= est.hi
+    # independent resampling of each arm: the CI is wider than the zero-width one a paired ratio would give
+    assert est.hi - est.lo > 0.05
+    same = iqm_change(base, base)
+    assert same.value == pytest.approx(0.0) and same.lo < 0 < same.hi
+    assert np.isnan(iqm_change(np.zeros((3, 2)), new).value)  # a ratio to the floor is not reported
+    tail = iqm_change(np.array([[0.0], [0.0], [0.3]]), np.full((3, 1), 0.3))  # base IQM > 0, some resamples at 0
+    assert tail.value == pytest.approx(2.0) and tail.hi == np.inf

@@ -125,3 +125,44 @@ def test_multi_task_families_are_aggregated_over_seeds_and_tasks():
     assert rows["shared"]["IQM return (unseen levels)"].startswith("0.550")
     assert rows["conditioned"]["IQM return (unseen levels)"].startswith("0.650")
     assert rows["conditioned"]["vs shared"] == "+18.2%" and rows["shared"]["vs shared"] == "+0.0%"
+
+
+def test_medium_preset_is_the_procgen_question_sized_for_two_cores():
+    cfg = cc.load("medium")
+    jobs = cc.jobs(cfg)
+    assert cfg.families == ["procgen"] and cfg.critics == ["shared", "conditioned"] and cfg.seeds == [0, 1, 2]
+    assert sorted({j.task for j in jobs}) == ["fruitbot", "starpilot"] and len(jobs) == 2 * 2 * 3
+    s = cfg.procgen
+    assert (s.num_levels, s.num_contexts, s.envs_per_context, s.distribution_mode) == (200, 4, 16, "easy")
+    p = cc.ppo_config(cfg, jobs[0])
+    # cleanrl's procgen PPO settings, on the CPU with the small CNN, at the measured budget
+    assert (p.network, p.device, p.total_steps, p.num_steps, p.gamma, p.reward_norm) == (
+        "nature-small", "cpu", s.total_steps, 256, 0.999, "context")
+    assert 500_000 <= s.total_steps <= 2_000_000
+    assert cc.load("medium", None, ["procgen.total_steps=4096"]).procgen.games == ["starpilot", "fruitbot"]  # overrides merge
+    with pytest.raises(ConfigError, match="small, medium, paper"):
+        cc.preset("large")
+
+
+def test_medium_scale_runs_end_to_end_and_reports_unseen_levels_next_to_the_paper(tmp_path):
+    """The medium preset at a tiny budget through the CLI: 1 game, 1 seed, both critics, real Procgen."""
+    pytest.importorskip("envpool", reason="Procgen needs the optional extra harnessrl[procgen] (envpool)")
+    out, store = tmp_path / "cc", tmp_path / "store"
+    res = CliRunner().invoke(app, [
+        "recipe", "conditioned-critic", "--scale", "medium", "--out", str(out), "--store", str(store), "-j", "1",
+        "--set", "procgen.games=[starpilot]", "--set", "seeds=[0]", "--set", "procgen.total_steps=128",
+        "--set", "procgen.envs_per_context=1", "--set", "procgen.ppo.num_steps=16", "--set", "procgen.ppo.num_minibatches=2",
+        "--set", "value_error_steps=8", "--set", "eval_episodes=1"])
+    assert res.exit_code == 0, res.output
+    result = json.loads((out / "runs/procgen/starpilot/conditioned/seed0/result.json").read_text())
+    assert result["global_step"] == 128
+    assert result["contexts"] == ["levels0-49", "levels50-99", "levels100-149", "levels150-199"]
+    test_levels = {e["level"] for e in result["test_episodes"]}
+    assert len(result["test_episodes"]) == 1 and min(test_levels) >= 1_000_000  # unseen: outside 0..199
+    rows = RecordStore(store).sql("SELECT policy_id, metadata FROM episodes WHERE task_id = 'procgen/test-levels'").to_pylist()
+    assert sorted(r["policy_id"] for r in rows) == ["ppo-conditioned-critic", "ppo-shared-critic"]
+    score = {json.loads(r["metadata"])["critic"]: json.loads(r["metadata"])["score"] for r in rows}
+    html = (out / "report.html").read_text()
+    assert "Procgen: unseen levels, next to the paper" in html and "+40.8%" in html and "nature-small" in html
+    assert f"{score['shared']:.3f} [" in html and f"{score['conditioned']:.3f} [" in html  # the stored scores, reported
+    assert (out / "procgen_unseen.png").stat().st_size > 1000

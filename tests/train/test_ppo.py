@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -131,3 +132,32 @@ def test_resume_after_kill_is_bit_identical(tmp_path):
     assert final["history"] == reference.history
     assert final["episodes"] == reference.episodes
 
+
+
+def test_image_rollouts_are_evaluated_in_chunks_with_the_same_result(monkeypatch):
+    """_advantages runs an image trunk over a rollout in IMAGE_CHUNK rows at a time (memory); the
+    log-probs, values and advantages must equal one full-batch pass, for both image networks."""
+    from harnessrl.train.ppo import _advantages, _Buffers
+    from harnessrl.train.ppo_agent import ActorCritic
+
+    obs_space = gym.spaces.Box(0, 255, (3, 36, 36), np.uint8)
+    T, N = 24, 8  # 192 rows: 4 chunks of 50 rows (the last one short)
+    rng = np.random.default_rng(0)
+    for network in ("nature-small", "impala"):
+        torch.manual_seed(0)
+        agent = ActorCritic(obs_space, gym.spaces.Discrete(5), 2, critic="conditioned", network=network)
+        cfg = PPOConfig(network=network, num_steps=T, gamma=0.999)
+        buf = _Buffers.allocate(T, N, obs_space, gym.spaces.Discrete(5), True, np.uint8)
+        buf.obs[:] = rng.integers(0, 256, buf.obs.shape, dtype=np.uint8)
+        buf.act[:] = rng.integers(0, 5, buf.act.shape)
+        buf.rew[:] = rng.normal(size=buf.rew.shape)
+        buf.term[:] = rng.random(buf.term.shape) < 0.05
+        nxt, ctx = rng.integers(0, 256, (N, 3, 36, 36), dtype=np.uint8), torch.arange(N) % 2
+        monkeypatch.setattr(ppo_module, "IMAGE_CHUNK", 50)
+        chunked = _advantages(cfg, agent, buf, nxt, ctx, torch.device("cpu"))
+        monkeypatch.setattr(ppo_module, "IMAGE_CHUNK", T * N)
+        whole = _advantages(cfg, agent, buf, nxt, ctx, torch.device("cpu"))
+        for name in ("logprobs", "values", "adv", "ret"):
+            torch.testing.assert_close(getattr(chunked, name), getattr(whole, name), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="at least 36x36"):
+        ActorCritic(gym.spaces.Box(0, 255, (3, 16, 16), np.uint8), gym.spaces.Discrete(5), 1, network="nature-small")

@@ -21,7 +21,7 @@ from harnessrl.envs.multicontext import EnvConfigError
 
 
 def conditioned_critic(
-    scale: str = typer.Option("small", "--scale", help="small: minutes on a laptop CPU; paper: the full protocol."),
+    scale: str = typer.Option("small", "--scale", help="small: minutes on a laptop CPU; medium: 2 Procgen games, unseen levels, <= 100 min on 2 cores; paper: the full protocol."),
     config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML settings applied on the scale's defaults."),
     overrides: list[str] = typer.Option([], "--set", help="Override a setting: KEY=VALUE (repeatable), e.g. --set seeds=[0,1]."),
     out: Path = typer.Option(Path("runs/conditioned-critic"), "--out", "-o", parser=path_arg, help="Run folders, figures and report.html."),

@@ -72,3 +72,31 @@ def procgen_normalized(game: str, returns: np.ndarray) -> np.ndarray:
 def aggregate_iqm(scores: np.ndarray, seed: int = 0, n_resamples: int = 2000) -> Estimate:
     """IQM over a (runs, tasks) matrix of (normalised) scores with a stratified-bootstrap 95% CI."""
     return stratified_bootstrap_ci(np.asarray(scores, dtype=float), iqm, n_resamples=n_resamples, seed=seed)
+
+
+def iqm_change(base: np.ndarray, new: np.ndarray, seed: int = 0, n_resamples: int = 2000) -> Estimate:
+    """Relative change IQM(new) / IQM(base) - 1 of two (runs, tasks) score matrices, with a 95% CI.
+
+    Stratified bootstrap as in `aggregate_iqm`: runs are resampled within each task, for each
+    matrix independently (the two arms' runs are separate trainings, not pairs). NaN when the
+    base IQM is not positive: a ratio to a score at or below the normaliser's floor means nothing.
+    """
+    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    if a.ndim == 1:
+        a, b = a[:, None], b[:, None]
+    point_base = float(iqm(a))
+    if not point_base > 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), a.size + b.size)
+    point = float(iqm(b)) / point_base - 1
+    rng = np.random.default_rng(seed)
+
+    def resample(s: np.ndarray) -> np.ndarray:  # (n_resamples, runs, tasks)
+        idx = rng.integers(0, s.shape[0], size=(n_resamples, *s.shape))
+        return np.take_along_axis(s[None].repeat(n_resamples, 0), idx, axis=1)
+
+    denom = np.array([iqm(x) for x in resample(a)])
+    numer = np.array([iqm(x) for x in resample(b)])
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resampled base at the floor: an unbounded ratio
+        ratios = np.where(denom > 0, numer / denom - 1, np.inf)
+    return Estimate(point, float(np.quantile(ratios, 0.025, method="inverted_cdf")),
+                    float(np.quantile(ratios, 0.975, method="inverted_cdf")), a.size + b.size)

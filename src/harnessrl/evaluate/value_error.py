@@ -43,6 +43,9 @@ def mc_returns(rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarra
     return returns, valid
 
 
+IMAGE_CHUNK = 2048  # rows per value call for image observations
+
+
 @dataclass(frozen=True)
 class ValueErrorReport:
     """Per-context value error. mse, bias (mean of V - G), count: (K,)."""
@@ -84,7 +87,8 @@ def measure_value_error(env, act: Callable[[np.ndarray], np.ndarray], value: Cal
     """
     N = env.num_envs
     obs, _ = env.reset(seed=seed)
-    obs_buf = np.zeros((steps, *obs.shape), dtype=np.float32)
+    image = obs.dtype == np.uint8  # images stay uint8 (a quarter of float32: Procgen's 256 x 64 frames are 0.2 GB)
+    obs_buf = np.zeros((steps, *obs.shape), dtype=np.uint8 if image else np.float32)
     rew = np.zeros((steps, N))
     term = np.zeros((steps, N), dtype=bool)
     trunc = np.zeros((steps, N), dtype=bool)
@@ -93,7 +97,10 @@ def measure_value_error(env, act: Callable[[np.ndarray], np.ndarray], value: Cal
         obs, rew[t], term[t], trunc[t], _ = env.step(act(obs, env.context))
     env.pop_episodes()
     ctx = np.asarray(env.context)
-    values = value(obs_buf.reshape(steps * N, *obs.shape[1:]), np.tile(ctx, steps)).reshape(steps, N)
+    flat, flat_ctx = obs_buf.reshape(steps * N, *obs.shape[1:]), np.tile(ctx, steps)
+    chunk = IMAGE_CHUNK if image else len(flat)  # an image trunk over all rows at once would hold GBs of activations
+    values = np.concatenate([value(flat[i:i + chunk], flat_ctx[i:i + chunk])
+                             for i in range(0, len(flat), chunk)]).reshape(steps, N)
     if truncation_is_terminal:
         term, trunc = term | trunc, np.zeros_like(trunc)
     returns, valid = mc_returns(rew, term, trunc, gamma, tail_tol)

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 
 from harnessrl.envs.bandit import BANDIT_ID  # noqa: E402
 from harnessrl.episode import Context, Episode  # noqa: E402
-from harnessrl.evaluate.levels import aggregate_iqm  # noqa: E402
+from harnessrl.evaluate.levels import aggregate_iqm, iqm_change  # noqa: E402
 from harnessrl.evaluate.stats import Estimate, bootstrap_ci  # noqa: E402
 from harnessrl.fileio import atomic_write_text  # noqa: E402
 from harnessrl.records import RecordStore  # noqa: E402
@@ -32,6 +32,10 @@ COLORS = {"shared": "#d62728", "conditioned": "#1f77b4", "multihead": "#2ca02c"}
 CLAIM = ("When parallel environments assign different expected returns to the same state, a critic shared across them "
          "must average conflicting value targets; giving the critic the environment index fixes it (+40.8% aggregate "
          "normalised return on unseen Procgen levels in the paper).")
+
+
+PAPER_PROCGEN = 0.408  # conditioned vs shared, IQM normalised return on unseen levels, 16 easy games x 25M steps
+PAPER_SETUP = "16 easy-mode games, 25M steps per run, IMPALA CNN"
 
 
 def env_id(cfg: Any, family: str, task: str) -> str:
@@ -178,6 +182,70 @@ def family_rows(results: list[dict]) -> list[dict]:
     return rows
 
 
+def procgen_scores(results: list[dict], split: str = "test_episodes") -> dict[str, tuple[list[str], np.ndarray]]:
+    """critic -> (games, (seeds, games) matrix of each run's mean normalised return on `split`)."""
+    out = {}
+    runs = [r for r in results if r["job"]["family"] == "procgen"]
+    games = sorted({r["job"]["task"] for r in runs})
+    for critic in dict.fromkeys(r["job"]["critic"] for r in runs):
+        seeds = _by_seed([r for r in runs if r["job"]["critic"] == critic])
+        out[critic] = (games, np.array([[_nanmean([e["score"] for r in seeds[s] if r["job"]["task"] == g for e in r[split]])
+                                         for g in games] for s in sorted(seeds)]))
+    return out
+
+
+def procgen_rows(cfg: Any, results: list[dict]) -> list[dict]:
+    """Per critic: IQM normalised return on unseen (and training) levels over seeds x games with 95% CIs, and
+    the change against the shared critic with its own CI, next to the paper's +40.8%."""
+    test, train = procgen_scores(results), procgen_scores(results, "train_episodes")
+    rows = []
+    for critic, (games, scores) in test.items():
+        est, fit = aggregate_iqm(np.nan_to_num(scores)), aggregate_iqm(np.nan_to_num(train[critic][1]))
+        row: dict[str, Any] = {"critic": critic, "games": ", ".join(games), "seeds": scores.shape[0],
+                               "steps / run": cfg.procgen.total_steps, "network": _network(cfg),
+                               "IQM normalised return, unseen levels": str(est),
+                               "IQM normalised return, training levels": str(fit)}
+        if "shared" in test and critic != "shared":
+            change = iqm_change(np.nan_to_num(test["shared"][1]), np.nan_to_num(scores))
+            row["change vs shared (unseen)"] = _pct(change)
+            row["paper: change vs shared"] = f"{100 * PAPER_PROCGEN:+.1f}% ({PAPER_SETUP})"
+        rows.append(row)
+    return rows
+
+
+def _network(cfg: Any) -> str:
+    from harnessrl.recipes.conditioned_critic import FAMILY_PPO
+
+    return {**FAMILY_PPO["procgen"], **cfg.procgen.ppo}["network"]
+
+
+def _pct(e: Estimate) -> str:
+    if e.value != e.value:
+        return "n/a (the shared critic's IQM is at or below the normalisation floor)"
+    return f"{100 * e.value:+.1f}% [{100 * e.lo:+.1f}%, {100 * e.hi:+.1f}%]"
+
+
+def fig_procgen(cfg: Any, results: list[dict]) -> plt.Figure:
+    """Bars: IQM normalised return on unseen levels per critic (whiskers: 95% stratified-bootstrap CI);
+    dots: each seed x game run; the title puts the measured change next to the paper's."""
+    test = procgen_scores(results)
+    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    for i, (critic, (games, scores)) in enumerate(test.items()):
+        est = aggregate_iqm(np.nan_to_num(scores))
+        ax.bar(i, est.value, 0.6, yerr=[[est.value - est.lo], [est.hi - est.value]], capsize=4, color=COLORS.get(critic))
+        jitter = np.linspace(-0.15, 0.15, scores.size) if scores.size > 1 else np.zeros(1)
+        ax.scatter(i + jitter, scores.ravel(), s=9, color="k", zorder=3)
+    ax.set_xticks(range(len(test)), list(test))
+    ax.axhline(0, color="grey", lw=0.6)
+    ax.set_ylabel("normalised return, unseen levels (IQM)")
+    change = iqm_change(np.nan_to_num(test["shared"][1]), np.nan_to_num(test["conditioned"][1])) \
+        if {"shared", "conditioned"} <= set(test) else None
+    here = f"here {_pct(change).split(' [')[0]}" if change is not None and change.value == change.value else "here n/a"
+    ax.set_title(f"conditioned vs shared: {here}; paper {100 * PAPER_PROCGEN:+.1f}%", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def fig_value_error(rows: list[dict], critics: list[str]) -> plt.Figure:
     fams = list(dict.fromkeys(r["family"] for r in rows))
     fig, axes = plt.subplots(1, len(fams), figsize=(4.2 * len(fams), 3.6), squeeze=False)
@@ -270,6 +338,18 @@ def build_report(cfg: Any, results: list[dict], out_dir: Path, store_path: Path,
                  scale_note=f"scale={cfg.scale}: families {', '.join(cfg.families)}; seeds {cfg.seeds}; "
                             f"{len(results)} PPO runs in {wall / 60:.1f} min on {cfg.workers} worker process(es).")
     rep.section("Headline", headline(rows))
+    if "procgen" in cfg.families:
+        prow = procgen_rows(cfg, results)
+        rep.section("Procgen: unseen levels, next to the paper",
+                    f"The paper reports {100 * PAPER_PROCGEN:+.1f}% aggregate normalised return on unseen Procgen levels for the "
+                    f"conditioned critic over the shared one ({PAPER_SETUP}). This run: {len(prow[0]['games'].split(', '))} "
+                    f"game(s), {prow[0]['seeds']} seed(s), {cfg.procgen.total_steps:,} steps per run, network "
+                    f"{_network(cfg)}, {cfg.procgen.num_levels} training levels split into {cfg.procgen.num_contexts} "
+                    f"contexts, {cfg.eval_episodes} episodes per test env on unseen levels. Each run's score is its mean "
+                    "easy-mode normalised return (R - R_min) / (R_max - R_min); IQM over seeds x games with stratified-"
+                    "bootstrap 95% CIs; the change's CI resamples each critic's runs independently.")
+        rep.figure(fig_procgen(cfg, results), "Procgen: IQM normalised return on unseen levels", name="procgen_unseen")
+        rep.table(prow, caption="Procgen, per critic: IQM normalised return [95% CI] and the change against the shared critic")
     rep.section("Per-context value error",
                 "Mean squared error of each critic against Monte-Carlo returns on fresh episodes of the trained policy, "
                 "per context (bars: mean over seeds, whiskers: 95% bootstrap CI over seeds; log scale). Steps whose "

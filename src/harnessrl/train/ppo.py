@@ -42,6 +42,9 @@ from harnessrl.train.ppo_agent import ActorCritic
 from harnessrl.train.ppo_stats import UpdateStats, episode_stats, value_stats
 
 
+IMAGE_CHUNK = 2048  # rows per forward pass of an image trunk when a whole rollout is evaluated
+
+
 class CheckpointMismatch(ConfigError, ValueError):
     """--resume with other settings: a user error (the CLI prints it as one line), still a ValueError."""
 
@@ -76,7 +79,7 @@ class PPOConfig(Config):
     num_contexts: int | None = Field(None, ge=1, description="expected number of env contexts; None = the env's")
     critic: Literal["shared", "conditioned", "multihead"] = "shared"
     critic_conditioning: Literal["onehot", "embedding"] = "onehot"
-    network: Literal["mlp", "impala"] = "mlp"
+    network: Literal["mlp", "impala", "nature-small"] = "mlp"
     hidden: tuple[int, ...] = (64, 64)
     obs_norm: Literal["none", "pooled", "context"] = "none"
     reward_norm: Literal["none", "pooled", "context"] = "none"
@@ -168,7 +171,7 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
                         critic_kwargs={"conditioning": cfg.critic_conditioning} if cfg.critic == "conditioned" else None).to(dev)
     # fused: one kernel per parameter group instead of ~10 ops per parameter (CPU support since torch 2.4)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5, fused=True)
-    buf = _Buffers.allocate(T, N, obs_space, act_space, agent.discrete, np.uint8 if cfg.network == "impala" else np.float32)
+    buf = _Buffers.allocate(T, N, obs_space, act_space, agent.discrete, np.float32 if cfg.network == "mlp" else np.uint8)
     context = torch.from_numpy(np.asarray(env.context, dtype=np.int64)).to(dev)
     obs_norm = ObsNormalizer(cfg.obs_norm, env.num_contexts, obs_space.shape)
     rew_norm = RewardNormalizer(cfg.reward_norm, env.num_contexts, N, cfg.gamma)
@@ -335,7 +338,10 @@ def _advantages(cfg: PPOConfig, agent: ActorCritic, buf: _Buffers, next_obs: np.
     b_obs = torch.from_numpy(buf.obs).reshape(T * N, *buf.obs.shape[2:]).to(dev)
     b_actions = torch.from_numpy(buf.act).reshape(T * N, *buf.act.shape[2:]).to(dev)
     b_context = context.repeat(T)
-    feats = agent.features(b_obs)
+    if cfg.network == "mlp":
+        feats = agent.features(b_obs)
+    else:  # image trunks in chunks: one pass over a 64-env x 256-step Procgen rollout would hold GBs of activations
+        feats = torch.cat([agent.features(b_obs[i:i + IMAGE_CHUNK]) for i in range(0, T * N, IMAGE_CHUNK)])
     b_logprobs, _ = agent.log_prob_entropy(agent.policy_out(feats), b_actions)
     values = agent.value(feats, b_context).reshape(T, N)  # validates the context ids once per rollout
     last_values = agent.value(agent.features(torch.from_numpy(next_obs).to(dev)), context)
