@@ -8,7 +8,7 @@ shared machine can be many times longer. The projection multiplies out the prese
 
     runs x (total_steps / training steps per CPU-second + evaluation CPU-s) / workers
 
-    .venv/bin/python benchmarks/procgen_medium.py [--game starpilot] [--critic shared] [--steps 32768]
+    .venv/bin/python scripts/procgen_medium_timing.py [--game starpilot] [--critic shared] [--steps 32768]
 """
 
 from __future__ import annotations
