@@ -157,6 +157,15 @@ def stage_progress() -> Iterator[Callable[[str, int, int | None], None]]:
         yield tick
 
 
+def invoked_command(default: str) -> str:
+    """The command line this process was started with (for a report's "reproduce"), or `default`
+    when it runs in-process without arguments (tests, notebooks)."""
+    import shlex
+    import sys
+
+    return "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else default
+
+
 def lm_recipe_config(model_cls, scale: str, preset: dict, config: Path | None, overrides: list[str], out: Path,
                      resume: bool, **given):
     """An LM recipe's config from its scale preset, a file, --set overrides and the options given (None = not

@@ -6,14 +6,13 @@ Registered on the recipe group by commands/recipe.py (one line); kept in its own
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import path_arg, console, fail, lm_recipe_config, stage_progress, user_errors
+from harnessrl.commands.common import (path_arg, console, fail, invoked_command, lm_recipe_config, stage_progress,
+                                       user_errors)
 
 
 def agentic_coding(
@@ -56,7 +55,7 @@ def agentic_coding(
         t0 = time.perf_counter()
         with stage_progress() as tick:
             res = recipe.run(cfg, out, progress=tick)
-        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "harnessrl recipe agentic-coding"
+        command = invoked_command("harnessrl recipe agentic-coding")
         report = build_report(res, command)
     rates, _ = tables(res)
     for r in rates:

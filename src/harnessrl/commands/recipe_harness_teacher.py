@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import path_arg, console, lm_recipe_config, stage_progress, user_errors
+from harnessrl.commands.common import path_arg, console, invoked_command, lm_recipe_config, stage_progress, user_errors
 
 SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); paper: terminal tasks "
                      "through the coding harnesses, a real model on a GPU (needs --model).")
@@ -51,7 +51,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
             console.print(f"\n[yellow]interrupted; finished stages and RL checkpoints are kept in {out}.[/] Continue with:\n"
                           f"  harnessrl {again} --resume", highlight=False)
             raise typer.Exit(130) from None
-        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else f"harnessrl {name}"
+        command = invoked_command(f"harnessrl {name}")
         report = build_report(res, command, title=title)
     for line in summary_lines(res):
         console.print("  " + line, highlight=False)

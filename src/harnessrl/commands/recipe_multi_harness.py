@@ -5,14 +5,13 @@ Registered on the recipe group by commands/recipe.py (one line); kept in its own
 
 from __future__ import annotations
 
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import typer
 
-from harnessrl.commands.common import path_arg, console, fail, lm_recipe_config, stage_progress, user_errors
+from harnessrl.commands.common import (path_arg, console, fail, invoked_command, lm_recipe_config, stage_progress,
+                                       user_errors)
 
 
 def check_rules(rules: list[str]) -> None:
@@ -55,6 +54,6 @@ def multi_harness(
         t0 = time.perf_counter()
         with stage_progress() as tick:
             res = recipe.run(cfg, out, progress=tick)
-        command = "harnessrl " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "harnessrl recipe multi-harness"
+        command = invoked_command("harnessrl recipe multi-harness")
         report = build_report(res, command)
     console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")
