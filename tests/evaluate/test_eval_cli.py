@@ -73,3 +73,21 @@ def test_seal_cli_create_eval_once_verify_and_detect_tampering(suite, tmp_path):
     eval_file.write_text(eval_file.read_text().replace('"success": true', '"success": false', 1))
     r = runner.invoke(app, ["seal", "verify", "final", "--seals", seals, "--store", store])
     assert r.exit_code == 1 and "TAMPERED" in r.output
+
+
+def test_eval_runs_the_lookup_suite_by_name(tmp_path):
+    """`lookup` (the recipes' training environment) is an evaluation suite too: tasks by number,
+    the oracle solves them through its harnesses; an unknown task is one error line, exit 2."""
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", "lookup", "--harness", "lookup-plain,lookup-brief",
+                            "--tasks", "0,7,399", "--store", str(tmp_path / "st"), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "summary.json").read_text())
+    assert {row["harness_id"]: (row["episodes"], row["pass@1"]) for row in data["summary"]} == {
+        "lookup-plain": (3, 1.0), "lookup-brief": (3, 1.0)}
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", "lookup", "--harness", "lookup-plain", "--tasks", "400",
+                            "--store", str(tmp_path / "st2")])
+    assert r.exit_code == 2 and "lookup/399" in r.output
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", "lookup", "--harness", "lookup-plain", "--tasks", "lamp",
+                            "--store", str(tmp_path / "st2")])
+    assert r.exit_code == 2 and "unknown lookup task 'lamp'" in r.output

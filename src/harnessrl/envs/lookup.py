@@ -101,6 +101,33 @@ def lookup_tasks(ids: list[str] | None = None, n: int = 400, seed: int = 0) -> l
     return out
 
 
+@dataclass(frozen=True)
+class LookupSuite:
+    """The registered suite `lookup` (rollout.suites): its 400 tasks, for `harnessrl eval` under
+    the lookup harnesses; `find("7")` or `find("lookup/007")` names one."""
+
+    tasks: tuple[LookupTask, ...]
+    name: str = SUITE
+    version: str = "1"
+    description: str = "lookup: find an object's asked attributes by looking (the recipes' training environment)"
+
+    def __iter__(self):
+        return iter(self.tasks)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def find(self, name: str) -> LookupTask:
+        try:
+            return lookup_tasks([name])[0]
+        except (KeyError, ValueError) as err:  # an unknown number, or not a number: the caller's one-line error
+            raise ValueError(err.args[0] if isinstance(err, KeyError) else f"unknown lookup task {name!r}") from None
+
+
+def load_suite() -> LookupSuite:
+    return LookupSuite(tuple(lookup_tasks()))
+
+
 # ---------------------------------------------------------------------------------------
 # The environment of one episode
 

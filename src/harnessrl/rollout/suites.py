@@ -19,6 +19,7 @@ from harnessrl.config import ConfigError
 #: suite name -> "module:function" returning the suite (registered by the packages that own them)
 SUITE_LOADERS: dict[str, str] = {
     "miniwob": "harnessrl.envs.miniwob.suite:load_suite",
+    "lookup": "harnessrl.envs.lookup:load_suite",
 }
 
 
