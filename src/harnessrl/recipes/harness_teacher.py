@@ -37,11 +37,10 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
-from pydantic import Field, model_validator
 
 from harnessrl.analysis import ceiling
 from harnessrl.analysis.preferences import preference_table
@@ -55,7 +54,9 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
-from harnessrl.recipes.lm_base import LazyPolicy, LMRecipeConfig, attach_ref_logprob, samples, sampling_group_size
+from harnessrl.recipes.lm_base import LazyPolicy, attach_ref_logprob, samples, sampling_group_size
+# the settings live in harness_teacher_config; `preset` stays reachable as recipe.preset, like every recipe's
+from harnessrl.recipes.harness_teacher_config import HarnessTeacherConfig, preset  # noqa: F401
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import check_same_config, json_stage
 from harnessrl.recipes.workers import DirectQueue, all_runs, folder_lock, run_pool
@@ -66,90 +67,6 @@ from harnessrl.train.sft import build_tiny_for, warm_start
 from harnessrl.train.tasks import load_tasks, task_id
 
 Progress = Callable[[str, int, int | None], None]
-
-CLAIM = ("Under KL-regularised control a trained policy's log-odds carry its training harness's action preferences; "
-         "changing the harness changes both the achievable return (ceiling) and the policy's mismatch, so comparing "
-         "agents across harnesses conflates the two; ceiling and mismatch predict the gains of further training.")
-
-
-class HarnessTeacherConfig(LMRecipeConfig):
-    backend: Literal["local", "ray"] = Field("local", description="Where evaluation rollouts run (RL generation stays local).")
-    ray_address: str | None = Field(None, description="An existing Ray cluster (ray://host:10001 or host:6379) for --backend ray.")
-    train_harness: str = "lookup-plain"
-    harnesses: list[str] = Field(["lookup-plain", "lookup-obs", "lookup-sys", "lookup-ask", "lookup-noobj", "lookup-partial",
-                                  "lookup-kv"], description="Evaluated harnesses (variants differ in syntax, prompt or ceiling).")
-    sealed_harness: str | None = "lookup-json"
-    calibration_harnesses: list[str] = Field(["lookup-sys", "lookup-noobj"], min_length=1,
-                                             description="Further-trained to fit kappa in dS = kappa (C - S).")
-    eval_tasks: int = Field(32, ge=2, description="Held-out tasks (the last ones of the suite).")
-    sft_seeds: int = Field(20, ge=1, description="Demonstrations per training task (a lookup world per seed).")
-    agent_updates: int = Field(12, ge=1, description="RL updates of the agent in the training harness.")
-    further_updates: int = Field(20, ge=1, description="RL updates of each round of further training.")
-    group_size: int = Field(16, ge=2, description="Samples per (task, harness) in an RL batch.")
-    tasks_per_update: int = Field(8, ge=1)
-    lr: float = 1e-4
-    epochs: int = Field(2, ge=1, description="Passes over each RL batch.")
-    minibatches: int = Field(4, ge=1, description="Optimizer steps per pass.")
-    ref_samples: int = Field(32, ge=2, description="Reference samples per task and harness (the ceiling's k).")
-    eval_samples: int = Field(16, ge=1, description="Samples of a trained policy per task and harness (its score).")
-    beta: float = Field(0.1, gt=0, description="The beta of KL-regularised control: the RL's KL weight (unless kl_coef "
-                        "is set) and the soft ceiling's and mismatch's beta.")
-    kl_coef: float | None = Field(None, ge=0, description="Weight of the RL's KL term to the reference; None = beta, so "
-                                  "training and analysis share one beta (0 with adv_scale=group: the study before issue 21).")
-    kl_estimator: Literal["k1", "k2", "k3"] = Field(
-        "k2", description="KL estimator of the RL loss term. k2 (x^2/2, x = log pi - log pi_ref) is the one whose "
-        "on-policy gradient is that of KL(pi || pi_ref), so RL heads for the tilt pi_ref exp(r/beta)/Z; as loss terms "
-        "k1 has zero expected gradient and k3 follows KL(pi_ref || pi) (tests/analysis/test_beta_sweep.py).")
-    adv_scale: Literal["group", "batch", "none"] = Field(
-        "none", description="none keeps rewards in their units, so kl_coef is the objective's beta; group (GRPO's "
-        "std division) would make the effective beta kl_coef x the group's reward std.")
-    betas: list[float] = Field([], description="beta sweep: one agent per beta (KL weight and analysis beta alike), "
-                               "sampled under every harness, with the exact solver's prediction at that beta. "
-                               "Empty = no sweep. The agent of the main study is reused for beta = kl_coef.")
-    n_boot: int = Field(1000, ge=10)
-    seed: int = 0
-
-    @model_validator(mode="after")
-    def _check(self) -> "HarnessTeacherConfig":
-        if self.train_harness not in self.harnesses:
-            raise ValueError(f"train_harness {self.train_harness!r} must be one of harnesses {self.harnesses}")
-        missing = [h for h in self.calibration_harnesses if h not in self.harnesses]
-        if missing:
-            raise ValueError(f"calibration_harnesses {missing} must be among harnesses {self.harnesses}")
-        if self.sealed_harness and self.sealed_harness in self.harnesses:
-            raise ValueError(f"sealed_harness {self.sealed_harness!r} is also in harnesses; a sealed harness is unseen")
-        if any(b <= 0 for b in self.betas) or len(set(self.betas)) != len(self.betas):
-            raise ValueError(f"betas {self.betas} must be distinct and > 0")
-        if not self.candidates:
-            raise ValueError("no harness is left to predict a gain for: harnesses minus the training and calibration ones")
-        return self
-
-    @property
-    def train_kl_coef(self) -> float:
-        """The KL weight every RL run of the study trains with: beta unless kl_coef is set."""
-        return self.beta if self.kl_coef is None else self.kl_coef
-
-    @property
-    def candidates(self) -> list[str]:
-        return [h for h in self.harnesses if h != self.train_harness and h not in self.calibration_harnesses]
-
-
-def preset(scale: str) -> dict[str, Any]:
-    """small: a tiny LM on the lookup suite (minutes on 2 CPU cores). paper: terminal tasks through the
-    coding harnesses, for a real model on a GPU (--model NAME --lora-rank 32)."""
-    if scale == "small":
-        return {"scale": "small"}
-    if scale == "paper":
-        return {"scale": "paper", "suite": "terminal-v1", "train_harness": "terminus",
-                "harnesses": ["terminus", "openhands", "qwen_code", "swe_agent", "qwen_code_3turns", "openhands_editor_only"],
-                "calibration_harnesses": ["openhands", "qwen_code_3turns"], "sealed_harness": "swe_agent_window30",
-                "eval_tasks": 8, "sft_seeds": 1, "sft_epochs": 2, "sft_lr": 1e-4, "sft_batch": 8, "lora_rank": 32,
-                "agent_updates": 100, "further_updates": 50, "group_size": 8, "tasks_per_update": 4, "lr": 1e-5,
-                "epochs": 1, "minibatches": 4,
-                "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
-                "max_context_tokens": 32768, "workers": 1, "engine": "trl",
-                "kl_estimator": "k3"}  # TRL's GRPOTrainer has only k3 (see kl_estimator)
-    raise ConfigError(f"scale {scale!r}: choose small or paper")
 
 
 def _direct(progress: Progress) -> DirectQueue:

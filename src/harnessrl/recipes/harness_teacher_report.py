@@ -10,7 +10,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harnessrl.recipes.harness_teacher import CLAIM
+from harnessrl.recipes.harness_teacher_config import CLAIM
 from harnessrl.report.html import Report
 
 C_CEIL, C_REF, C_AGENT, C_AFTER = "#9ecae1", "#bdbdbd", "#3182bd", "#e6550d"
