@@ -166,6 +166,17 @@ def test_a_used_folder_without_resume_and_bad_settings_are_refused(study, tmp_pa
     assert proc.returncode == 2 and "train_harness" in text, text
 
 
+def test_study_suite_miniwob_is_the_miniwob_preset_and_checks_it_before_any_work(tmp_path):
+    out = tmp_path / "mw"
+    proc = cli("study", "--suite", "miniwob", "--out", str(out), "--set", "eval_tasks=7")
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 2 and "eval_tasks=7 with held_out=seeds" in text and "6 tasks" in text, text
+    assert not out.exists()  # refused before anything was written
+    proc = cli("study", "--suite", "miniwob", "--out", str(out), "--set", "train_harness=lookup-plain")
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 2 and "miniwob-html" in text, text  # the preset's harness list is in force
+
+
 def test_no_second_model_is_alive_while_rl_runs(tmp_path, monkeypatch):
     """The reference (the SFT model) is dropped before each RL run in this process and loaded again
     to score samples: a real model is never held twice while the trainer holds its own copy."""

@@ -14,8 +14,11 @@ import typer
 
 from harnessrl.commands.common import path_arg, console, invoked_command, lm_recipe_config, stage_progress, user_errors
 
-SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); paper: terminal tasks "
-                     "through the coding harnesses, a real model on a GPU (needs --model).")
+SCALE = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU, minutes); miniwob: tiny LM on 6 "
+                     "MiniWoB++ tasks through 6 harness variants (CPU, <= 45 min); paper: terminal tasks through the "
+                     "coding harnesses, a real model on a GPU (needs --model).")
+SUITE = typer.Option(None, "--suite", help="miniwob: the same as --scale miniwob (the MiniWoB++ study); any other "
+                     "suite is --set suite=NAME on the scale's defaults.")
 MODEL = typer.Option(None, "--model", "-m", help="Model folder or cached id (default: build a tiny LM here).")
 LORA = typer.Option(None, "--lora-rank", min=0, help="LoRA rank for SFT and RL (0 = full fine-tuning; paper scale: 32).")
 BACKEND = typer.Option(None, "--backend", help="local | ray: where evaluation rollouts run (RL generation stays local).")
@@ -32,11 +35,15 @@ ENGINE = typer.Option(None, "--engine", help="RL trainer: native (default at sma
 
 def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: str | None, ray_address: str | None, config: Path | None,
                 overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str,
-                engine: str | None = None) -> None:
+                engine: str | None = None, suite: str | None = None) -> None:
     from harnessrl.recipes import harness_teacher as recipe
     from harnessrl.recipes.harness_teacher_report import build_report, summary_lines
 
     with user_errors():
+        if suite == "miniwob" and scale in ("small", "miniwob"):
+            scale = "miniwob"  # the MiniWoB++ study is a preset: its tasks, harness variants and budget go together
+        elif suite:
+            overrides = [*overrides, f"suite={suite}"]
         cfg = lm_recipe_config(recipe.HarnessTeacherConfig, scale, recipe.preset(scale), config, overrides, out, resume,
                                model=model, lora_rank=lora_rank, backend=backend, ray_address=ray_address, workers=workers,
                                engine=engine)
@@ -61,8 +68,9 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
 def harness_teacher(scale: str = SCALE, model: str | None = MODEL, lora_rank: int | None = LORA, backend: str | None = BACKEND,
                     ray_address: str | None = RAY, config: Path | None = CONFIG, overrides: list[str] = SETS,
                     out: Path = typer.Option(Path("runs/harness-teacher"), "--out", "-o", parser=path_arg, help="Models, runs, store, seal, report.html."),
-                    resume: bool = RESUME, workers: int | None = WORKERS, engine: str | None = ENGINE) -> None:
+                    resume: bool = RESUME, workers: int | None = WORKERS, engine: str | None = ENGINE,
+                    suite: str | None = SUITE) -> None:
     """Train in one harness, evaluate in all (+ a sealed one), split differences into ceiling and mismatch,
     train further where the predicted gain is highest and compare predicted with observed gain."""
     run_teacher(scale, model, lora_rank, backend, ray_address, config, overrides, out, resume, workers,
-                "harness-teacher: what the training harness taught the agent", "recipe harness-teacher", engine)
+                "harness-teacher: what the training harness taught the agent", "recipe harness-teacher", engine, suite)

@@ -6,8 +6,9 @@ harness session to render them; `score_contrasts` scores both replies under a po
 reference. The arithmetic on those scores (log-odds, value correction, carry-over) is pure and
 lives in harnessrl.analysis.preferences.
 
-Contrasts are registered per task kind (`register_contrast`); `lookup` ships here: look at
-the object the question is about vs look at another object of the same world.
+Contrasts are registered per task kind (`register_contrast`); two ship here. lookup: look at
+the object the question is about vs look at another object of the same world. miniwob: the
+oracle's first action vs a click on another element with text (harness._miniwob.contrast).
 """
 
 from __future__ import annotations
@@ -37,7 +38,14 @@ def _lookup_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
     return Intent("read", path=task.target), Intent("read", path=other)
 
 
+def _miniwob_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
+    from harnessrl.harness._miniwob import contrast  # imports the browser stack only when a MiniWoB task is scored
+
+    return contrast(task, session)
+
+
 register_contrast("lookup", _lookup_contrast)
+register_contrast("miniwob", _miniwob_contrast)
 
 
 @dataclass(slots=True)

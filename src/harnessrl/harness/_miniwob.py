@@ -22,6 +22,8 @@ spec.options:
                    policies slower than a person (an LM on a CPU) need more
     settle_ms      pause after every action before the page is read (raw miniwob's wait_ms;
                    default 0), so animated pages (accordions, autocomplete menus) are not stale
+    show_instruction  false: pages come without "Instruction: ..." (default true); the system
+                   prompt or task template may still show it as $instruction
 """
 
 from __future__ import annotations
@@ -175,6 +177,13 @@ class MiniWoBHarness(Harness):
     def render_page(self, session: MiniWoBSession) -> str:
         raise NotImplementedError
 
+    def instruction_line(self, session: MiniWoBSession) -> str:
+        """"Instruction: <utterance>" above every page, unless spec.options.show_instruction is
+        false (a variant that hides the task, or moves it to the system prompt as $instruction)."""
+        if not self.spec.options.get("show_instruction", True):
+            return ""
+        return f"Instruction: {session.page.utterance}\n\n"
+
     def render_error(self, message: str, session: MiniWoBSession) -> str:
         return f"Error: {message}.\n\n{session.observation()}"
 
@@ -191,3 +200,18 @@ def plan(state: Any) -> list[Intent]:
         return []
     action = get_oracle(view["task"])(page)
     return [] if action is None else [intent_of(action)]
+
+
+def contrast(task: Any, session: MiniWoBSession) -> tuple[Intent, Intent] | None:
+    """The preference analysis's pair on a task's first page: the oracle's action vs a click on
+    another element that has text of its own (a fixed distractor: the first such element in page
+    order, the same under every harness since refs do not depend on the harness)."""
+    page = session.page
+    action = get_oracle(session.task_name)(page)
+    if action is None:
+        return None
+    target = getattr(action, "ref", None)
+    others = [e.ref for e in page.elements if e.actionable and e.is_leaf and e.ref != target and e.text.strip()]
+    if not others:
+        return None
+    return intent_of(action), Intent("click", ref=others[0])

@@ -16,7 +16,7 @@ its text shows that text as its name. Reply with exactly one tool call (Hermes/Q
     <tool_call>{"name": "wait", "arguments": {"ms": 500}}</tool_call>    (ms optional, default 500)
     <tool_call>{"name": "stop", "arguments": {}}</tool_call>
 
-spec.options: time_limit_s (see _miniwob).
+spec.options: time_limit_s, show_instruction (see _miniwob).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class MiniWoBAXTreeHarness(MiniWoBHarness):
 
     def render_page(self, session: MiniWoBSession) -> str:
         tree = tree_text(session.env.accessibility_tree())
-        return f"Instruction: {session.page.utterance}\n\nAccessibility tree:\n{tree}"
+        return f"{self.instruction_line(session)}Accessibility tree:\n{tree}"
 
     @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:

@@ -14,7 +14,7 @@ A <select> lists its options. Reply with exactly one action line (other lines ar
     WAIT [<ms>]                (do nothing for ms, default 500, then see the page again)
     STOP
 
-spec.options: time_limit_s (see _miniwob), show_classes (default true).
+spec.options: time_limit_s, show_instruction (see _miniwob), show_classes (default true).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class MiniWoBHtmlHarness(MiniWoBHarness):
 
     def render_page(self, session: MiniWoBSession) -> str:
         body = page_text(session.page, bool(self.spec.options.get("show_classes", True)))
-        return f"Instruction: {session.page.utterance}\n\nPage:\n{body}"
+        return f"{self.instruction_line(session)}Page:\n{body}"
 
     @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:

@@ -75,8 +75,16 @@ def _direct(progress: Progress) -> DirectQueue:
 
 
 def tasks_of(cfg: HarnessTeacherConfig) -> tuple[list[Any], list[Any]]:
-    """(training tasks, held-out tasks): the suite's last `eval_tasks` tasks are held out."""
-    return split_tasks(load_tasks(cfg.suite), cfg.eval_tasks, what=f"eval_tasks={cfg.eval_tasks} in suite {cfg.suite!r}")
+    """(training tasks, evaluation tasks). held_out=tasks: the suite's last `eval_tasks` tasks are held out.
+    held_out=seeds: the first `eval_tasks` tasks are also evaluated, on env seeds no training draws
+    (demonstrations use seeds 0..sft_seeds-1, RL 31-bit hashes of (seed, update), sampling 100000 + ...)."""
+    tasks = load_tasks(cfg.suite, cfg.tasks)
+    if cfg.held_out == "seeds":
+        if not 1 <= cfg.eval_tasks <= len(tasks):
+            raise ConfigError(f"eval_tasks={cfg.eval_tasks} with held_out=seeds: choose 1..{len(tasks)} "
+                              f"(the suite {cfg.suite!r} has {len(tasks)} tasks)")
+        return list(tasks), list(tasks[:cfg.eval_tasks])
+    return split_tasks(tasks, cfg.eval_tasks, what=f"eval_tasks={cfg.eval_tasks} in suite {cfg.suite!r}")
 
 
 def policy_config(cfg: HarnessTeacherConfig, model: str, **kw: Any) -> LMConfig:

@@ -15,7 +15,20 @@ CLAIM = ("Under KL-regularised control a trained policy's log-odds carry its tra
          "agents across harnesses conflates the two; ceiling and mismatch predict the gains of further training.")
 
 
+#: The MiniWoB++ preset's tasks: one-page tasks whose oracle needs 1-2 actions, so a tiny LM can
+#: learn them from a few hundred demonstrations (docs/harness-teacher.md "On MiniWoB++").
+MINIWOB_TASKS = ["click-test-2", "click-link", "click-dialog", "click-widget", "focus-text", "click-option"]
+#: Harness variants of the preset: each changes one thing of miniwob-html (specs/variants/README.md).
+MINIWOB_HARNESSES = ["miniwob-html", "miniwob-html-sys", "miniwob-html-noclass", "miniwob-html-blind",
+                     "miniwob-html-1turn", "miniwob-axtree"]
+
+
 class HarnessTeacherConfig(LMRecipeConfig):
+    scale: Literal["small", "miniwob", "paper"] = "small"
+    tasks: list[str] | None = Field(None, description="The suite's tasks to use (names or ids; None: all).")
+    held_out: Literal["tasks", "seeds"] = Field(
+        "tasks", description="tasks: the last eval_tasks tasks are held out. seeds: every task trains and is "
+        "evaluated, on instances (env seeds) training never drew (MiniWoB++: a page per seed).")
     backend: Literal["local", "ray"] = Field("local", description="Where evaluation rollouts run (RL generation stays local).")
     ray_address: str | None = Field(None, description="An existing Ray cluster (ray://host:10001 or host:6379) for --backend ray.")
     train_harness: str = "lookup-plain"
@@ -63,6 +76,8 @@ class HarnessTeacherConfig(LMRecipeConfig):
             raise ValueError(f"sealed_harness {self.sealed_harness!r} is also in harnesses; a sealed harness is unseen")
         if any(b <= 0 for b in self.betas) or len(set(self.betas)) != len(self.betas):
             raise ValueError(f"betas {self.betas} must be distinct and > 0")
+        if self.held_out == "seeds" and self.tasks is not None and self.eval_tasks > len(self.tasks):
+            raise ValueError(f"eval_tasks={self.eval_tasks} with held_out=seeds: at most the {len(self.tasks)} tasks given")
         if not self.candidates:
             raise ValueError("no harness is left to predict a gain for: harnesses minus the training and calibration ones")
         return self
@@ -78,8 +93,9 @@ class HarnessTeacherConfig(LMRecipeConfig):
 
 
 def preset(scale: str) -> dict[str, Any]:
-    """small: a tiny LM on the lookup suite (minutes on 2 CPU cores). paper: terminal tasks through the
-    coding harnesses, for a real model on a GPU (--model NAME --lora-rank 32)."""
+    """small: a tiny LM on the lookup suite (minutes on 2 CPU cores). miniwob: a tiny LM on 6 MiniWoB++
+    tasks in headless Chromium through 6 harness variants + a sealed one (<= 45 min on 2 cores).
+    paper: terminal tasks through the coding harnesses, for a real model on a GPU (--model NAME --lora-rank 32)."""
     if scale == "small":
         return {"scale": "small"}
     if scale == "paper":
@@ -92,4 +108,12 @@ def preset(scale: str) -> dict[str, Any]:
                 "objective": "gspo", "ref_samples": 32, "eval_samples": 8, "max_new_tokens": 1024,
                 "max_context_tokens": 32768, "workers": 1, "engine": "trl",
                 "kl_estimator": "k3"}  # TRL's GRPOTrainer has only k3 (see kl_estimator)
-    raise ConfigError(f"scale {scale!r}: choose small or paper")
+    if scale == "miniwob":
+        # ~2,500 browser episodes in all; measured wall time in docs/harness-teacher.md
+        return {"scale": "miniwob", "suite": "miniwob", "tasks": list(MINIWOB_TASKS), "held_out": "seeds",
+                "train_harness": "miniwob-html", "harnesses": list(MINIWOB_HARNESSES),
+                "calibration_harnesses": ["miniwob-html-sys", "miniwob-html-blind"], "sealed_harness": "miniwob-html-instsys",
+                "eval_tasks": len(MINIWOB_TASKS), "sft_seeds": 40, "sft_epochs": 6, "max_new_tokens": 16,
+                "max_context_tokens": 1536, "agent_updates": 10, "further_updates": 6, "group_size": 8,
+                "tasks_per_update": 6, "ref_samples": 16, "eval_samples": 8}
+    raise ConfigError(f"scale {scale!r}: choose small, miniwob or paper")

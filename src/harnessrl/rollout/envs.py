@@ -31,6 +31,18 @@ def open_env(task: Any, seed: int) -> Any:
     return opener(task.kind)(task, seed)
 
 
+def max_open(tasks: list[Any]) -> int | None:
+    """How many envs of these tasks one lockstep group may hold open at once (None: no limit).
+
+    MiniWoB++: the shared browser pool's size (HARNESSRL_MINIWOB_BROWSERS, default 4), so a group
+    reuses warm browsers wave after wave instead of starting one per episode."""
+    if any(getattr(t, "kind", None) == "miniwob" for t in tasks):
+        from harnessrl.envs.miniwob.pool import pool_size
+
+        return pool_size()
+    return None
+
+
 _SANDBOXES: dict[int, Any] = {}
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from harnessrl.episode import Context, Episode, Turn
 from harnessrl.harness.base import Harness, Session, Verdict
 from harnessrl.policies.base import AgentState, Policy, Privileged
+from harnessrl.rollout.envs import max_open as max_open_for
 from harnessrl.rollout.envs import open_env as default_open_env
 
 
@@ -124,10 +125,25 @@ def run_group(
     run_id: str = "",
     open_env: Callable[[Any, int], Any] = default_open_env,
     key_prefix: str = "",
+    max_open: int | None = None,
 ) -> list[Episode]:
-    """Run every item to its stop rule; returns Episodes in the order of `items`."""
+    """Run every item to its stop rule; returns Episodes in the order of `items`.
+
+    At most `max_open` environments are open at once (default: what the tasks' kind allows,
+    rollout.envs.max_open: a MiniWoB browser costs ~200 MB and a second to start, so a group of
+    256 runs in waves of the browser pool's size). An episode's key is its index in `items`
+    either way, so waves change nothing an episode draws."""
+    limit = max_open or max_open_for([item.task for item in items])
+    if limit and len(items) > limit:
+        return [ep for start in range(0, len(items), limit)
+                for ep in _run_wave(policy, items[start:start + limit], run_id, open_env, key_prefix, start)]
+    return _run_wave(policy, items, run_id, open_env, key_prefix, 0)
+
+
+def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: Callable[[Any, int], Any],
+              key_prefix: str, first: int) -> list[Episode]:
     privileged = bool(getattr(policy, "privileged", False))
-    runs = [_start(item, f"{key_prefix}{i}", open_env, privileged) for i, item in enumerate(items)]
+    runs = [_start(item, f"{key_prefix}{first + i}", open_env, privileged) for i, item in enumerate(items)]
     try:
         while True:
             active = [r for r in runs if not r.crash and r.session is not None and not r.session.done]

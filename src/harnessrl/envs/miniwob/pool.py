@@ -175,13 +175,25 @@ _SHARED: BrowserPool | None = None
 _SHARED_LOCK = threading.Lock()
 
 
+def pool_size() -> int:
+    """Browsers the shared pool keeps (HARNESSRL_MINIWOB_BROWSERS, default 4); the rollout loop
+    opens at most this many MiniWoB envs at once (rollout.envs.max_open)."""
+    raw = os.environ.get("HARNESSRL_MINIWOB_BROWSERS", "4")
+    try:
+        size = int(raw)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ValueError(f"HARNESSRL_MINIWOB_BROWSERS={raw!r}: set a whole number of browsers >= 1, e.g. 4")
+    return size
+
+
 def shared_pool() -> BrowserPool:
-    """The pool `open_env` draws from; HARNESSRL_MINIWOB_BROWSERS idle browsers are kept (default 2)."""
+    """The pool `open_env` draws from; pool_size() idle browsers are kept."""
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None or _SHARED._closed:
-            size = int(os.environ.get("HARNESSRL_MINIWOB_BROWSERS", "2"))
-            _SHARED = BrowserPool(size, overflow=True)
+            _SHARED = BrowserPool(pool_size(), overflow=True)
         return _SHARED
 
 
