@@ -199,13 +199,19 @@ def outcome_rows(res: dict) -> list[dict]:
     return [{**{k: 0 for k in keys}, **r} for r in rows]
 
 
+def held_out_note(cfg: Any, n: int) -> str:
+    if cfg.held_out == "seeds":
+        return f"{n} of them evaluated on pages (env seeds) training never drew"
+    return f"{n} held-out tasks"
+
+
 def build_report(res: dict, command: str, title: str | None = None) -> Path:
     cfg, a, out = res["cfg"], res["analysis"], Path(res["out"])
     params = res.get("parameters")
     rep = Report(title or "harness-teacher: what the training harness taught the agent", claim=CLAIM,
                  scale_note=f"{cfg.scale}: {cfg.model or 'a tiny LM built here'}"
                  f"{f' ({params:,} parameters)' if params else ''}, suite {cfg.suite}: {res['train_tasks']} training "
-                 f"tasks, {res['eval_tasks']} held-out tasks; {len(cfg.harnesses)} harnesses + sealed "
+                 f"tasks, {held_out_note(cfg, res['eval_tasks'])}; {len(cfg.harnesses)} harnesses + sealed "
                  f"{cfg.sealed_harness}; {res['wall_s']:.0f} s wall.")
     rep.section("Headline")
     for line in summary_lines(res):
@@ -238,13 +244,15 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
                "gains of the candidates; the chosen one with its observed gain.", name="gain_prediction")
     rep.table([{k: v for k, v in r.items()} for r in g["rows"]], caption="Held-out prediction (95% CI)")
     rep.table(g["points"], caption="Every further-trained harness: headroom before and gain after one round")
+    pair = ("clicking what the scripted oracle clicks first and clicking another element with text"
+            if cfg.suite == "miniwob" else "looking at the asked object and another object")
     rep.section("4. The preferences the agent carries",
-                "For each held-out state the agent's log-odds between looking at the asked object and another object, "
+                f"For each held-out state the agent's log-odds between {pair}, "
                 "rendered in every harness's own syntax, next to the reference's. The value correction is the agent "
                 "minus reference log-odds; carry-over is how much of the training harness's correction appears in "
                 "each other harness.")
     if res["preferences"]:
-        rep.figure(figure_preferences(res), "Log-odds of the right lookup vs a wrong one, reference and agent.", name="log_odds")
+        rep.figure(figure_preferences(res), "Log-odds of the right action vs a wrong one, reference and agent.", name="log_odds")
         rep.table(res["preferences"], caption="Log-odds per harness", digits=3)
     else:
         rep.note(f"No contrast is registered for the tasks of suite {cfg.suite} "
