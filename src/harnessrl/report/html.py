@@ -116,7 +116,8 @@ class Report:
         elif hasattr(rows, "to_dict"):
             rows = rows.to_dict("records")
         rows = list(rows)
-        cols = columns or (list(rows[0].keys()) if rows else [])
+        # every row's keys, in first-seen order: a column only later rows have (a change vs the first row) is kept
+        cols = columns or list(dict.fromkeys(k for r in rows for k in r))
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c, ''), digits))}</td>" for c in cols) + "</tr>" for r in rows
