@@ -29,7 +29,9 @@ commands = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=
 def test_parser_maps_2000_hostile_replies_to_calls_or_format_errors(name):
     harness, seen = harness_for(name), []
 
-    @settings(max_examples=2_000, deadline=None, database=None,
+    # derandomize: the same 2,000 replies every run, so "the strategies reach both outcomes" cannot
+    # flip with the draw (a random draw once gave miniwob-axtree 2,000 format errors and no call)
+    @settings(max_examples=2_000, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(replies(name))
     def check(text):

@@ -30,11 +30,13 @@ def describe(page: Page) -> str:
 
 
 def run_oracle_episode(env: MiniWoBEnv, seed: int, oracle: Oracle | None = None,
-                       max_steps: int = DEFAULT_MAX_STEPS, policy_id: str = "oracle") -> Episode:
-    """Reset `env` with `seed`, let the oracle act until done, give-up or `max_steps`."""
+                       max_steps: int = DEFAULT_MAX_STEPS, policy_id: str = "oracle",
+                       time_limit_s: float | None = None) -> Episode:
+    """Reset `env` with `seed` (and `time_limit_s` instead of the page's own limit, if given),
+    let the oracle act until done, give-up or `max_steps`."""
     oracle = oracle or get_oracle(env.task)
     start = time.perf_counter()
-    page = env.reset(seed)
+    page = env.reset(seed, time_limit_s=time_limit_s)
     turns: list[Turn] = []
     reward, raw_reward, status, outcome = 0.0, None, "ok", ""
     for _ in range(max_steps):
