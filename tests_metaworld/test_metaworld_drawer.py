@@ -101,3 +101,20 @@ def test_episodes_go_to_the_record_store(task, tmp_path):
     assert [e.outcome for e in eps] == ["success", "wrong_object"]
     assert all(e.context.env_id == "metaworld-drawer" and e.context.task_id.startswith("metaworld-drawer/layout-") for e in eps)
     assert len(eps[0].turns) == mw.HORIZON // 12
+
+
+def test_the_scene_cache_survives_a_deleted_installation(tmp_path):
+    """Links into a removed environment (a deleted venv of the same Meta-World version) once broke
+    every later run; the cache is per installation and a dangling link is made again."""
+    model = mw.scene_path(cache=tmp_path)
+    root = model.parent.parent
+    scene = root / "scene"
+    assert scene.is_symlink() and scene.exists()
+    scene.unlink()
+    scene.symlink_to(tmp_path / "deleted-venv" / "scene", target_is_directory=True)  # dangling
+    assert not scene.exists()
+    again = mw.scene_path(cache=tmp_path)
+    assert again == model and scene.exists() and (scene / "basic_scene.xml").exists()
+    import mujoco
+
+    assert mujoco.MjModel.from_xml_path(str(again)).nbody > 0  # the model's includes resolve

@@ -23,6 +23,7 @@ drawers (set MUJOCO_GL=egl, or osmesa, on a machine without a display).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import warnings
@@ -60,16 +61,23 @@ def scene_path(cache: Path | None = None) -> Path:
     """Write (once) and return the two-drawer model file.
 
     The model sits in a folder next to links to Meta-World's asset folders, so Meta-World's
-    relative include and texture paths resolve unchanged.
+    relative include and texture paths resolve unchanged. The folder is per installation
+    (Meta-World's version and the assets' path): links into a deleted environment once made every
+    later installation of the same version fail, so a dangling link is also made again.
     """
     assets = Path(metaworld.__file__).parent / "assets"
-    root = (cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "harnessrl") / f"metaworld-{metaworld_version()}"
+    where = hashlib.sha256(str(assets.resolve()).encode()).hexdigest()[:12]
+    base = cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "harnessrl"
+    root = base / f"metaworld-{metaworld_version()}-{where}"
     model = root / "harnessrl" / "two_drawers.xml"
-    if model.exists():
+    entries = list(assets.iterdir())
+    if model.exists() and all((root / e.name).exists() for e in entries):
         return model
     model.parent.mkdir(parents=True, exist_ok=True)
-    for entry in assets.iterdir():
+    for entry in entries:
         link = root / entry.name
+        if link.is_symlink() and not link.exists():  # its target was removed: link it again
+            link.unlink(missing_ok=True)
         if not link.exists():
             try:
                 link.symlink_to(entry, target_is_directory=entry.is_dir())
