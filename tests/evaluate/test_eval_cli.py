@@ -91,3 +91,30 @@ def test_eval_runs_the_lookup_suite_by_name(tmp_path):
     r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", "lookup", "--harness", "lookup-plain", "--tasks", "lamp",
                             "--store", str(tmp_path / "st2")])
     assert r.exit_code == 2 and "unknown lookup task 'lamp'" in r.output
+
+
+def test_eval_runs_several_suites_in_one_command(suite, tmp_path):
+    """`--suite a,b`: every suite is planned before any runs, all episodes share one run id, and
+    --out gets each suite's export in its own folder plus one summary.csv with a suite column."""
+    out, store = tmp_path / "out", str(tmp_path / "st")
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", f"lookup,{suite.root}", "--harness", "lookup-plain,aider",
+                            "--workers", "1", "--run-id", "both", "--store", store, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = (out / "summary.csv").read_text().splitlines()
+    assert rows[0].startswith("suite,harness_id")
+    assert sorted(row.split(",")[:2] for row in rows[1:]) == [["lookup", "lookup-plain"], ["t-v1", "aider"]]
+    for name in ("lookup", "t-v1"):
+        assert (out / name / "report.html").stat().st_size > 100
+    from harnessrl.records import RecordStore
+
+    eps = RecordStore(store, create=False).episodes()
+    assert {e.run_id for e in eps} == {"both"} and len(eps) == 400 + 1  # 400 lookup tasks + fix-add (count-lines: no shell)
+    # --tasks names tasks of one suite: refused before anything runs
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", f"lookup,{suite.root}", "--tasks", "0",
+                            "--store", str(tmp_path / "st2")])
+    assert r.exit_code == 2 and "run one suite at a time" in r.output.replace("\n", " ")
+    assert not (tmp_path / "st2").exists() or not RecordStore(str(tmp_path / "st2"), create=False).episodes()
+    # a bad second suite is caught before the first one runs
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", "lookup,no-such-suite", "--store", str(tmp_path / "st3")])
+    assert r.exit_code == 2 and "no-such-suite" in r.output
+    assert not (tmp_path / "st3").exists() or not RecordStore(str(tmp_path / "st3"), create=False).episodes()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from pathlib import Path
 
 import typer
@@ -33,7 +34,7 @@ def _options(pairs: list[str]) -> dict:
 
 def eval_command(
     policy: str = typer.Option(..., "--policy", "-p", help="oracle | noop | explore | oracle-drop | oracle-break | oracle-malformed | endpoint:MODEL | lm:PATH"),
-    suite: str = typer.Option(..., "--suite", help="A suite name (code-v1, terminal-v1, miniwob, ...) or a suite folder."),
+    suite: str = typer.Option(..., "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, comma-separated."),
     harness: str = typer.Option("all", "--harness", "-H", help="'all', or harness ids / spec files, comma-separated."),
     tasks: str = typer.Option("", "--tasks", help="Only these tasks (names or ids, comma-separated)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Episodes per task x harness cell (seeds 0..N-1)."),
@@ -71,23 +72,39 @@ def eval_command(
             check_writable_dir(seals_dir(seals), "--seals")
         spec = PolicySpec.parse(policy, _options(policy_option))
         check_policy(spec)
-        plan = plan_eval(suite, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
-        check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
+        suites = list(dict.fromkeys(_split(suite)))
+        if not suites:
+            raise fail("--suite is empty: name a suite (code-v1, miniwob, lookup, ...) or a suite folder")
+        if len(suites) > 1 and (tasks or sealed):
+            raise fail(f"--{'tasks' if tasks else 'sealed'} applies to one suite; with --suite {suite!r} run one suite at a time")
+        # every suite is planned (and checked) before the first episode of any of them runs
+        plans = [plan_eval(name, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
+                 for name in suites]
+        for plan in plans:
+            check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
         s = RecordStore(store or default_store())
-        console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
-                      f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
-                      f"= {plan.episodes} episodes, backend {backend}, {workers} workers")
+        run_id = run_id or f"eval-{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"  # one run id across the suites
+        for plan in plans:
+            console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
+                          f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
+                          f"= {plan.episodes} episodes, backend {backend}, {workers} workers")
+        results = []
         with progress() as bar:
-            task = bar.add_task("episodes", total=plan.episodes)
-            result = run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
-                              ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n))
-    print_result(result)
-    console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}), {result.wall_s:.1f} s")
-    if result.sealed_record:
-        console.print(f"sealed evaluation written once: {result.sealed_record}")
+            task = bar.add_task("episodes", total=sum(p.episodes for p in plans))
+            for plan in plans:
+                results.append(run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
+                                        ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n)))
+    for result in results:
+        print_result(result)
+        console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}), {result.wall_s:.1f} s")
+        if result.sealed_record:
+            console.print(f"sealed evaluation written once: {result.sealed_record}")
     if out is not None:
         with user_errors():
-            export(result, out)
+            if len(results) == 1:
+                export(results[0], out)
+            else:
+                export_suites(results, out)
         console.print(f"exported to {out}/")
 
 
@@ -155,3 +172,22 @@ def export(result, out: Path) -> None:
                   seeds=result.plan.seeds)
     rep.write(out / "report.html")
     fig.savefig(out / "matrix.png", dpi=110)
+
+
+def _slug(name: str) -> str:
+    """A suite name (or folder path) as one safe folder name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name) or "suite"
+
+
+def export_suites(results, out: Path) -> None:
+    """Several suites: each suite's full export in out/<suite>/, and one summary.csv over all
+    of them (a `suite` column first) so the whole matrix reads as one table."""
+    rows = []
+    for result in results:
+        export(result, out / _slug(result.plan.suite_name))
+        rows += [{"suite": result.plan.suite_name, **r} for r in result.summary]
+    keys = list(dict.fromkeys(k for r in rows for k in r))  # union: suites may report different pass@k columns
+    with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
