@@ -118,3 +118,20 @@ def test_eval_runs_several_suites_in_one_command(suite, tmp_path):
     r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", "lookup,no-such-suite", "--store", str(tmp_path / "st3")])
     assert r.exit_code == 2 and "no-such-suite" in r.output
     assert not (tmp_path / "st3").exists() or not RecordStore(str(tmp_path / "st3"), create=False).episodes()
+
+
+@pytest.mark.parametrize("policy", ["oracle", "noop", "explore", "oracle-drop", "oracle-break", "oracle-malformed", "oracle-typo"])
+def test_every_scripted_policy_runs_on_the_lookup_suite(tmp_path, policy):
+    """Lookup has no `finish` action: its final message is the answer. noop/explore/oracle-drop
+    used to crash the command (`lookup cannot express a 'finish' intent`); now they answer
+    their final message and score 0, and the oracle still scores 1."""
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["eval", "--policy", policy, "--suite", "lookup", "--harness", "all", "--tasks", "0,1",
+                            "--workers", "1", "--store", str(tmp_path / "st"), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rates = {row["harness_id"]: row["pass@1"] for row in json.loads((out / "summary.json").read_text())["summary"]}
+    assert set(rates) == {"lookup-plain", "lookup-kv", "lookup-brief", "lookup-json"}
+    if policy in ("noop", "explore", "oracle-drop", "oracle-malformed"):
+        assert set(rates.values()) == {0.0}
+    if policy == "oracle":
+        assert set(rates.values()) == {1.0}

@@ -117,6 +117,8 @@ class LookupHarness(Harness):
             name, arg = look, str(intent.args["path"])
         elif intent.kind == "answer":
             name, arg = answer, str(intent.args["text"])
+        elif intent.kind == "finish":  # here the final message *is* the answer (noop, explore: "Done.")
+            name, arg = answer, str(intent.args.get("message", ""))
         else:
             raise ValueError(f"lookup cannot express a {intent.kind!r} intent")
         return f"{name}({arg})" if syntax == "call" else f"{name} {arg}"
