@@ -52,11 +52,13 @@ def figure(table: list[dict], path: str) -> None:
     for off, key, name, colour in ((-0.2, "solve", "solve rate", "#2b7bba"), (0.2, "format", "episodes with a format error", "#e6550d")):
         v = np.array([r[key] for r in table])
         ax.bar(x + off, v[:, 0], 0.4, yerr=[v[:, 0] - v[:, 1], v[:, 2] - v[:, 0]], capsize=2, label=name, color=colour)
+        for xi, vi, hi in zip(x + off, v[:, 0], v[:, 2]):  # a rate of 0 draws no bar: print every value
+            ax.text(xi, hi + 0.02, f"{vi:.2f}", ha="center", va="bottom", fontsize=6)
     ax.set_xticks(x, labels, fontsize=7)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.3)
     ax.set_ylabel("rate (95% CI)")
     ax.set_title("SmolLM2-135M-Instruct zero-shot, greedy: solve rate and format-error rate per harness")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
     fig.savefig(path, dpi=100, bbox_inches="tight")
 
 
