@@ -118,3 +118,27 @@ def test_the_scene_cache_survives_a_deleted_installation(tmp_path):
     import mujoco
 
     assert mujoco.MjModel.from_xml_path(str(again)).nbody > 0  # the model's includes resolve
+
+
+def _write_scene(args):
+    cache, barrier = args
+    barrier.wait()  # every process writes the same files at the same moment
+    import mujoco
+
+    path = mw.scene_path(cache=cache)
+    return mujoco.MjModel.from_xml_path(str(path)).nbody
+
+
+def test_parallel_workers_write_the_scene_cache_at_once(tmp_path):
+    """pytest -n 2 workers wrote the scene into one fresh cache together: with a shared `.tmp` name
+    one worker's rename took the other's file (FileNotFoundError, ci15), and a drawer file rewritten
+    in place was read empty by the other ("XML Error: Empty file 'drawer_target.xml'"). Each round:
+    6 processes, released together, into a new cache; every one must get a model MuJoCo loads."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager, ctx.Pool(6) as pool:
+        for r in range(4):
+            barrier = manager.Barrier(6)
+            bodies = pool.map(_write_scene, [(tmp_path / f"round{r}", barrier)] * 6)
+            assert len(set(bodies)) == 1 and bodies[0] > 0

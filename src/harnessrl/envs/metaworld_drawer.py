@@ -40,6 +40,7 @@ from metaworld.envs.sawyer_drawer_open_v3 import SawyerDrawerOpenEnvV3  # noqa: 
 from metaworld.policies import SawyerDrawerOpenV3Policy  # noqa: E402
 
 from harnessrl.envs.drawer import DrawerBatch  # noqa: E402
+from harnessrl.fileio import atomic_write_text  # noqa: E402
 
 NAME = "metaworld-drawer"
 HORIZON = 96  # the scripted policy opens a drawer in ~60-90 steps
@@ -87,7 +88,7 @@ def scene_path(cache: Path | None = None) -> Path:
     for role, suffix in (("target", ""), ("distractor", "_d")):
         text = re.sub(r'name="([^"]+)"', lambda m: f'name="{m.group(1)}{suffix}"', drawer)
         text = text.replace('material="drawer_white" mesh="drawerhandle"', f'material="hrl_handle_{role}" mesh="drawerhandle"')
-        (model.parent / f"drawer_{role}.xml").write_text(text)
+        atomic_write_text(model.parent / f"drawer_{role}.xml", text)  # a parallel worker may be reading it
     base = (assets / "sawyer_xyz" / "sawyer_drawer.xml").read_text()
     base = base.replace('<include file="../objects/assets/drawer.xml"/>', '<include file="drawer_target.xml"/>')
     extra = (
@@ -98,9 +99,9 @@ def scene_path(cache: Path | None = None) -> Path:
     base = base.replace('<site name="goal"', extra, 1)
     materials = "".join(f'<material name="hrl_handle_{r}" rgba="{c}" shininess="1" specular=".5"/>' for r, c in _HANDLE_RGBA.items())
     base = base.replace("<worldbody>", f"<asset>{materials}</asset>\n    <worldbody>", 1)
-    tmp = model.with_suffix(".tmp")
-    tmp.write_text(base)
-    tmp.replace(model)  # atomic: parallel workers never read half a file
+    # atomic, through a temporary name unique to this process: parallel test workers write the same
+    # files at once, and a shared ".tmp" name let one worker's rename take the other's file (ci15)
+    atomic_write_text(model, base)
     return model
 
 
