@@ -66,7 +66,7 @@ def test_report_and_summary_show_the_study(study):
     for needle in ("Headline", "Ceiling and score per harness", "ceiling change minus headroom change",
                    "Predicted vs observed gain", "preferences the agent carries", "Sealed unseen harness",
                    "Exact config", "How to reproduce", "data:image/png;base64", "torch", "The beta sweep",
-                   "exact optimum", "k2 as a loss term"):
+                   "exact optimum", "k2 as a loss term", "looking at the asked object and another object"):
         assert needle in html, needle
     assert html.count("<img") == 5
     for needle in ("agent trained in plain", "sealed unseen harness json", "predicted", "observed", "report:",

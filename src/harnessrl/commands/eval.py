@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 from pathlib import Path
 
 import typer
@@ -51,7 +50,7 @@ def eval_command(
     store: Path = StoreOption,
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
-    from harnessrl.evaluate.run import plan_eval, run_eval
+    from harnessrl.evaluate.run import default_run_id, plan_eval, run_eval
     from harnessrl.rollout.suites import check_oracle_tasks
     from harnessrl.policies.registry import PolicySpec, check_policy
     from harnessrl.records import RecordStore
@@ -83,7 +82,7 @@ def eval_command(
         for plan in plans:
             check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
         s = RecordStore(store or default_store())
-        run_id = run_id or f"eval-{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"  # one run id across the suites
+        run_id = run_id or default_run_id(spec)  # one run id across the suites
         for plan in plans:
             console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                           f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
@@ -151,10 +150,7 @@ def export(result, out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("cells", result.cells), ("summary", result.summary)):
-        with open(out / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        _write_csv(out / f"{name}.csv", rows)
     data = {"run_id": result.run_id, "policy": result.policy, "suite": result.plan.suite_name, "seeds": result.plan.seeds,
             "summary": result.summary, "cells": result.cells,
             "out_of_scope": [{"task_id": t, "harness_id": h, "reason": r} for t, h, r in result.out_of_scope]}
@@ -186,8 +182,12 @@ def export_suites(results, out: Path) -> None:
     for result in results:
         export(result, out / _slug(result.plan.suite_name))
         rows += [{"suite": result.plan.suite_name, **r} for r in result.summary]
-    keys = list(dict.fromkeys(k for r in rows for k in r))  # union: suites may report different pass@k columns
-    with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
+    _write_csv(out / "summary.csv", rows)
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    """Rows as CSV; the columns are every row's keys in first-seen order (suites may differ)."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
         w.writeheader()
         w.writerows(rows)

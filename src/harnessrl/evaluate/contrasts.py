@@ -24,10 +24,16 @@ from harnessrl.rollout.envs import open_env as default_open_env
 
 ContrastFn = Callable[[Any, Any], tuple[Intent, Intent] | None]  # (task, session) -> (better, worse)
 CONTRASTS: dict[str, ContrastFn] = {}
+DESCRIPTIONS: dict[str, str] = {}  # kind -> "better ... and worse ..." in words, for reports
 
 
-def register_contrast(kind: str, fn: ContrastFn) -> None:
-    CONTRASTS[kind] = fn
+def register_contrast(kind: str, fn: ContrastFn, description: str) -> None:
+    CONTRASTS[kind], DESCRIPTIONS[kind] = fn, description
+
+
+def describe_contrasts(kinds: set[str]) -> str:
+    """The registered contrasts of these task kinds in words ('' when none is registered)."""
+    return "; ".join(DESCRIPTIONS[k] for k in sorted(kinds) if k in DESCRIPTIONS)
 
 
 def _lookup_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
@@ -44,8 +50,9 @@ def _miniwob_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
     return contrast(task, session)
 
 
-register_contrast("lookup", _lookup_contrast)
-register_contrast("miniwob", _miniwob_contrast)
+register_contrast("lookup", _lookup_contrast, "looking at the asked object and another object")
+register_contrast("miniwob", _miniwob_contrast,
+                  "clicking what the scripted oracle clicks first and clicking another element with text")
 
 
 @dataclass(slots=True)

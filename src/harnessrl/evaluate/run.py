@@ -130,12 +130,16 @@ def plan_eval(suite: str | Any, harnesses: Sequence[str] = ("all",), seeds: int 
     return EvalPlan(getattr(suite_obj, "name", str(suite)), all_tasks, hs, seed_list, cells, out, seal)
 
 
+def default_run_id(spec: PolicySpec) -> str:
+    return f"eval-{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
 def run_eval(policy: PolicySpec | str, plan: EvalPlan, store: RecordStore, *, backend: str = "local", workers: int = 1,
              group_size: int = 1, run_id: str | None = None, ks: Sequence[int] = (1,), address: str | None = None,
              on_progress: Callable[[int], None] | None = None) -> EvalResult:
     """Run the plan's cells, append episodes to `store` as chunks finish, compute the matrices."""
     spec = PolicySpec.parse(policy) if isinstance(policy, str) else policy
-    run_id = run_id or f"eval-{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_id = run_id or default_run_id(spec)
     if not plan.cells:
         raise ConfigError("nothing to run: every task x harness cell is out of scope "
                           + "; ".join(f"{t} x {h}: {r}" for t, h, r in plan.out_of_scope[:5]))

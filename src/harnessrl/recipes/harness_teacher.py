@@ -46,7 +46,7 @@ from harnessrl.analysis import ceiling
 from harnessrl.analysis.preferences import preference_table
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
-from harnessrl.evaluate.contrasts import contrasts, score_contrasts
+from harnessrl.evaluate.contrasts import contrasts, describe_contrasts, score_contrasts
 from harnessrl.evaluate.seal import create_seal, load_seal, write_sealed_eval
 from harnessrl.fileio import atomic_write_text
 from harnessrl.harness.base import load_spec, make_harness
@@ -260,14 +260,15 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
         betas = beta_sweep(cfg, out, sft_model, agent, train, held_out, store, reference, progress)
 
     return {"cfg": cfg, "out": out, "store": store, "sft": sft_info, "sft_model": sft_model, "seal": seal,
-            "preferences": prefs["rows"], "choice": choice, "sealed": sealed, "betas": betas,
+            "preferences": prefs["rows"], "contrast": describe_contrasts({getattr(t, "kind", "") for t in held_out}),
+            "choice": choice, "sealed": sealed, "betas": betas,
             "analysis": analyze(cfg, store, chosen), "train_tasks": len(train), "eval_tasks": len(held_out),
             "parameters": sft_info.get("parameters"), "wall_s": time.perf_counter() - t0}
 
 
 def _preferences(cfg: HarnessTeacherConfig, agent: tuple[str, str | None], reference: LazyPolicy,
                  held_out: list[Any]) -> list[dict[str, Any]]:
-    """Log-odds of looking at the asked object vs another, agent vs reference, under every harness."""
+    """Log-odds of the registered contrast (a better vs a worse action), agent vs reference, under every harness."""
     policy = LMPolicy.from_config(policy_config(cfg, agent[0], adapter=agent[1]))
     items = contrasts([make_harness(h) for h in cfg.harnesses], held_out)
     return preference_table(items, score_contrasts(policy, items, reference=reference.get()), seed=cfg.seed)

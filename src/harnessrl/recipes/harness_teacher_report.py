@@ -244,10 +244,8 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
                "gains of the candidates; the chosen one with its observed gain.", name="gain_prediction")
     rep.table([{k: v for k, v in r.items()} for r in g["rows"]], caption="Held-out prediction (95% CI)")
     rep.table(g["points"], caption="Every further-trained harness: headroom before and gain after one round")
-    pair = ("clicking what the scripted oracle clicks first and clicking another element with text"
-            if cfg.suite == "miniwob" else "looking at the asked object and another object")
     rep.section("4. The preferences the agent carries",
-                f"For each held-out state the agent's log-odds between {pair}, "
+                f"For each held-out state the agent's log-odds between {res['contrast'] or 'a better and a worse action'}, "
                 "rendered in every harness's own syntax, next to the reference's. The value correction is the agent "
                 "minus reference log-odds; carry-over is how much of the training harness's correction appears in "
                 "each other harness.")
