@@ -131,9 +131,12 @@ def _cgroup_limited(sandbox: Sandbox, ws: Workspace) -> bool:
 def test_memory_of_all_processes_together_is_bounded():
     # Four processes of 200 MB each: each is far below the 1 GB per-process limit, together they
     # exceed the 512 MB episode limit. Before issue 15 they held 800+ MB.
+    # What may be asserted: the kernel's OOM killer ends the *largest* process, usually one that
+    # already printed `held`, so all four can print it (CI under load staggers them that way). But
+    # no more than two can hold 200 MB through the whole sleep and print `done`: 3 x 200 > 512.
     sandbox = Sandbox(Limits(timeout_s=60, cpu_s=60, memory_mb=1024, episode_memory_mb=512))
     hog = ("import time, sys\nb = bytearray(200 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\n"
-           "print('held', flush=True)\ntime.sleep(4)\n")
+           "print('held', flush=True)\ntime.sleep(6)\nprint('done', flush=True)\n")
     with Workspace.create(None, quota_mb=16) as ws:
         if not _cgroup_limited(sandbox, ws):
             pytest.skip(f"this machine gives no per-episode cgroup: {EpisodeCgroup.reason()} (docs/security.md)")
@@ -141,7 +144,7 @@ def test_memory_of_all_processes_together_is_bounded():
         cg = sandbox.cgroup(ws)
         peak = max(_read_int(d / "memory.max_usage_in_bytes") or _read_int(d / "memory.peak") or 0 for d in cg.dirs)
     assert r.status == "oom" and "episode memory limit" in r.detail, (r.status, r.detail, r.stdout)
-    assert r.stdout.count("held") < 4
+    assert r.stdout.count("done") <= 2, r.stdout
     assert 0 < peak <= 512 << 20
 
 
