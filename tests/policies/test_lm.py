@@ -262,11 +262,14 @@ def test_shared_prefix_scoring_gives_the_same_values_and_gradients(model_dir):
     assert (plain[0][mask == 0] == 0).all() and (plain[0][mask == 1] < 0).all()
 
 
-@pytest.mark.parametrize("lora", [0, 4])
-def test_lean_decoder_matches_the_transformers_forward(model_dir, lora):
-    """The engine's fast path (preallocated cache + lean decode step) against plain transformers calls."""
+@pytest.mark.parametrize("lora,head_block", [(0, 1024), (4, 1024), (4, 16)])
+def test_lean_decoder_matches_the_transformers_forward(model_dir, lora, head_block, monkeypatch):
+    """The engine's fast path (preallocated cache + lean decode step) against plain transformers calls;
+    head_block=16 runs the tiny model's LM head in vocabulary blocks, as a real model's is."""
+    from harnessrl.policies import decode
     from harnessrl.policies.generation import HFEngine
 
+    monkeypatch.setattr(decode, "HEAD_BLOCK", head_block)
     pol = policy(model_dir, lora_rank=lora)
     if lora:
         with torch.no_grad():
@@ -284,3 +287,21 @@ def test_lean_decoder_matches_the_transformers_forward(model_dir, lora):
             np.testing.assert_array_equal(x.token_ids, y.token_ids)
             np.testing.assert_allclose(x.logprobs, y.logprobs, atol=1e-4)
             assert x.finished == y.finished
+
+
+def test_blocked_lm_head_equals_the_linear_head_and_leaves_other_heads_alone():
+    from harnessrl.policies.decode import HEAD_BLOCK, lm_head_logits
+
+    g = torch.Generator().manual_seed(0)
+    head = torch.nn.Linear(64, 5 * HEAD_BLOCK + 123, bias=False)  # a ragged last block
+    with torch.no_grad():
+        head.weight.copy_(torch.randn(head.weight.shape, generator=g) * 0.1)
+    x = torch.randn(7, 64, generator=g)
+    out = lm_head_logits(head, x)
+    assert out.shape == (7, 5 * HEAD_BLOCK + 123)
+    torch.testing.assert_close(out, head(x), atol=1e-5, rtol=1e-5)
+    calls = []
+    biased = torch.nn.Linear(64, 4 * HEAD_BLOCK)
+    biased.register_forward_hook(lambda m, i, o: calls.append(o))
+    torch.testing.assert_close(lm_head_logits(biased, x), biased(x))
+    assert len(calls) == 2  # a head with a bias is called as a module, not multiplied in blocks
