@@ -137,13 +137,16 @@ def preallocated_layer() -> type:
     class Preallocated(DynamicLayer):
         capacity = 0
 
+        def allocate(self, like_k, like_v, rows: int):
+            """Empty buffers for `rows` rows shaped like one row's keys/values (kv_heads, L, head_dim)."""
+            self.device, self.n = like_k.device, 0
+            self.kbuf = like_k.new_zeros(rows, like_k.shape[0], self.capacity, like_k.shape[-1])
+            self.vbuf = like_v.new_zeros(rows, like_v.shape[0], self.capacity, like_v.shape[-1])
+            self.is_initialized = True
+
         def update(self, key_states, value_states, *args, **kwargs):
             if not self.is_initialized:
-                B, H, _, D = key_states.shape
-                self.device, self.n = key_states.device, 0
-                self.kbuf = key_states.new_empty(B, H, self.capacity, D)
-                self.vbuf = value_states.new_empty(B, value_states.shape[1], self.capacity, value_states.shape[-1])
-                self.is_initialized = True
+                self.allocate(key_states[0], value_states[0], key_states.shape[0])
             m = key_states.shape[-2]
             self.kbuf[:, :, self.n:self.n + m] = key_states
             self.vbuf[:, :, self.n:self.n + m] = value_states
@@ -213,14 +216,17 @@ class HFEngine(GenerationEngine):
     """Batched, KV-cached sampling with a Hugging Face causal LM (or a PEFT model around one)."""
 
     def __init__(self, model: torch.nn.Module, pad_token_id: int, preallocate: bool = True, lean: bool = True,
-                 decode_threads: int | None = 1):
+                 decode_threads: int | None = 1, prefix_cache_mb: int = 0):
         from harnessrl.policies import decode
+        from harnessrl.policies.prefix_cache import PrefixStore
 
         self.model = model
         self.decode_threads = decode_threads
         self.pad_token_id = int(pad_token_id)
         self.preallocate = preallocate and _is_plain_decoder(model)
         self.lean = decode.LeanDecoder(model) if lean and self.preallocate and decode.supports(model) else None
+        # keys/values of earlier turns kept between calls (prefix_cache.py); needs the preallocated layers
+        self.prefix = PrefixStore(prefix_cache_mb) if prefix_cache_mb and self.preallocate else None
 
     @property
     def device(self) -> torch.device:
@@ -245,17 +251,25 @@ class HFEngine(GenerationEngine):
         uniq = list(distinct)
         if any(len(p) == 0 for p in uniq):
             raise ValueError("cannot generate from an empty prompt")
-        width = max(len(p) for p in uniq)
-        ids = torch.full((len(uniq), width), self.pad_token_id, dtype=torch.long)
-        attn = torch.zeros((len(uniq), width), dtype=torch.long)
-        for i, p in enumerate(uniq):
-            ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
-            attn[i, width - len(p):] = 1
-        ids, attn = ids.to(device), attn.to(device)
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        cache = _preallocated_cache(self.model, width + params.max_new_tokens) if self.preallocate else None
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1)
-        cache = out.cache
+        reuse = None
+        if self.prefix is not None:
+            self.prefix.validate(self.model)
+            reuse = [self.prefix.lookup(p) for p in uniq]
+        if reuse and any(n for n, _ in reuse):
+            out, attn, pos = self._prefill_on_prefixes(uniq, reuse, params, device)
+        else:
+            width = max(len(p) for p in uniq)
+            ids = torch.full((len(uniq), width), self.pad_token_id, dtype=torch.long)
+            attn = torch.zeros((len(uniq), width), dtype=torch.long)
+            for i, p in enumerate(uniq):
+                ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
+                attn[i, width - len(p):] = 1
+            ids, attn = ids.to(device), attn.to(device)
+            pos = (attn.cumsum(-1) - 1).clamp(min=0)
+            cache = _preallocated_cache(self.model, width + params.max_new_tokens) if self.preallocate else None
+            out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, cache=cache, use_cache=True,
+                             logits_to_keep=1)
+        cache, prefill_width = out.cache, attn.shape[1]
         rows = torch.tensor(row_of, dtype=torch.long, device=device)
         if len(uniq) < len(prompts) or row_of != list(range(len(prompts))):
             cache.batch_select_indices(rows)
@@ -267,9 +281,13 @@ class HFEngine(GenerationEngine):
         # (its outputs ignored) until half the rows are done, then the cache is compacted in place:
         # at most log2(B) compactions, each copying only the filled cache of the rows still going,
         # instead of a copy of the whole cache every time one sequence stops.
+        keep = None
+        if self.prefix is not None:
+            def keep(rows, prompt_idx, attn_now, tokens_out):
+                self._keep_rows(cache, rows, prompt_idx, attn_now, prefill_width, prompts, tokens_out)
         with cpu_threads(self.decode_threads if device.type == "cpu" else None):
             tokens_out, logps_out, finished = self._decode(cache, logits, attn, next_pos, len(prompts), params,
-                                                           generator, device)
+                                                           generator, device, keep)
         tokens_np, logps_np, fin = tokens_out.cpu().numpy(), logps_out.cpu().numpy(), finished.cpu().numpy()
         result = []
         for i in range(len(prompts)):
@@ -277,9 +295,48 @@ class HFEngine(GenerationEngine):
             result.append(Completion(tokens_np[i, :n].astype(np.int32), logps_np[i, :n].astype(np.float32), bool(fin[i])))
         return result
 
-    def _decode(self, cache, logits, attn, next_pos, B, params, generator, device):
+    def _prefill_on_prefixes(self, uniq, reuse, params, device):
+        """Prefill only what follows each prompt's kept prefix. Cache columns: the kept keys/values
+        right-aligned in [0, C), then the new tokens left-padded in [C, C + S); the attention mask
+        hides the gaps, and position ids continue each row's own count."""
+        from harnessrl.policies.prefix_cache import place_prefixes
+
+        C = max(n for n, _ in reuse)
+        S = max(len(p) - n for p, (n, _) in zip(uniq, reuse))
+        cache = _preallocated_cache(self.model, C + S + params.max_new_tokens)
+        first = next(e for n, e in reuse if n)
+        for layer, k, v in zip(cache.layers, first.keys, first.values):
+            layer.allocate(k.to(device), v.to(device), len(uniq))
+        past = place_prefixes(cache.layers, reuse, C).to(device)
+        ids = torch.full((len(uniq), S), self.pad_token_id, dtype=torch.long)
+        new_attn = torch.zeros((len(uniq), S), dtype=torch.long)
+        pos = torch.zeros((len(uniq), S), dtype=torch.long)
+        for u, (p, (n, _)) in enumerate(zip(uniq, reuse)):
+            m = len(p) - n
+            ids[u, S - m:] = torch.tensor(p[n:], dtype=torch.long)
+            new_attn[u, S - m:] = 1
+            pos[u] = n  # padding columns: any position, they are masked
+            pos[u, S - m:] = torch.arange(n, len(p))
+        attn, pos = torch.cat([past, new_attn.to(device)], 1), pos.to(device)
+        out = self.model(input_ids=ids.to(device), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True,
+                         logits_to_keep=1)
+        return out, attn, pos
+
+    def _keep_rows(self, cache, rows, prompt_idx, attn, prefill_width, prompts, tokens_out):
+        """Copy batch rows' keys/values (prompt + the generated tokens already fed) into the prefix store."""
+        W, filled = prefill_width, cache.layers[0].n
+        for b, i in zip(rows.tolist(), prompt_idx.tolist()):
+            gen = tokens_out[i]
+            m = min(int((gen >= 0).sum()), filled - W)  # a stopped row is fed its stop token, then repeats
+            cols = torch.cat([attn[b, :W].nonzero().squeeze(-1), torch.arange(W, W + m, device=attn.device)])
+            keys = [layer.kbuf[b].index_select(1, cols) for layer in cache.layers]
+            values = [layer.vbuf[b].index_select(1, cols) for layer in cache.layers]
+            self.prefix.put(list(prompts[i]) + gen[:m].tolist(), keys, values)
+
+    def _decode(self, cache, logits, attn, next_pos, B, params, generator, device, keep=None):
         """One token per live row per step until every row stopped or the budget is spent.
-        Returns tokens (B, max_new_tokens; -1 after the end), their log-probs, and which rows stopped."""
+        Returns tokens (B, max_new_tokens; -1 after the end), their log-probs, and which rows stopped.
+        keep(rows, prompt_idx, attn, tokens_out): called for batch rows about to leave the cache."""
         live = torch.arange(B, device=device)
         done = torch.zeros(B, dtype=torch.bool, device=device)
         tokens_out = torch.full((B, params.max_new_tokens), -1, dtype=torch.long, device=device)
@@ -300,12 +357,15 @@ class HFEngine(GenerationEngine):
             if step + 1 == params.max_new_tokens or bool(done.all()):
                 break
             if int(done.sum()) * 2 >= len(done):
-                keep = (~done).nonzero().squeeze(-1)
-                live, tok, attn, next_pos, done = live[keep], tok[keep], attn[keep], next_pos[keep], done[keep]
+                if keep is not None:
+                    leaving = done.nonzero().squeeze(-1)
+                    keep(leaving, live[leaving], attn, tokens_out)
+                stay = (~done).nonzero().squeeze(-1)
+                live, tok, attn, next_pos, done = live[stay], tok[stay], attn[stay], next_pos[stay], done[stay]
                 for layer in cache.layers if self.preallocate else ():
-                    layer.compact(keep)
+                    layer.compact(stay)
                 if not self.preallocate:
-                    cache.batch_select_indices(keep)
+                    cache.batch_select_indices(stay)
             attn = torch.cat([attn, torch.ones_like(attn[:, :1])], dim=1)
             if self.lean is not None:  # the same step without transformers' per-call bookkeeping (decode.py)
                 layers = cache.layers
@@ -318,4 +378,6 @@ class HFEngine(GenerationEngine):
                                  cache=cache, use_cache=True)
                 cache, logits = out.cache, out.logits[:, -1]
             next_pos = next_pos + 1
+        if keep is not None:
+            keep(torch.arange(len(live), device=device), live, attn, tokens_out)
         return tokens_out, logps_out, finished

@@ -61,6 +61,9 @@ class LMConfig(Config):
                                        "process's setting); one is fastest for small models, and far faster on a "
                                        "loaded machine (policies/generation.cpu_threads)")
     dtype: str = Field("auto", description="auto | float32 | bfloat16 | float16 (auto: bf16 on GPU, fp32 on CPU)")
+    prefix_cache_mb: int = Field(0, ge=0, description="Keep up to this many MB of earlier turns' keys/values between "
+                                 "turns, so a turn prefills only the new tokens (policies/prefix_cache.py); emptied "
+                                 "whenever the weights change. 0 = off. `harnessrl eval` turns it on.")
     gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: memory "
                                          "for time (real models, long episodes). Sampling is unaffected.")
 
@@ -148,7 +151,8 @@ class LMPolicy(Policy):
         if pad is None:
             raise ConfigError(f"model {cfg.model!r}: the tokenizer has neither a pad nor an eos token")
         self.pad_token_id = int(pad)
-        self.engine = engine or HFEngine(model, self.pad_token_id, decode_threads=cfg.decode_threads)
+        self.engine = engine or HFEngine(model, self.pad_token_id, decode_threads=cfg.decode_threads,
+                                         prefix_cache_mb=cfg.prefix_cache_mb)
         self.stop_token_ids = self._stop_tokens()
         window = getattr(model.config, "max_position_embeddings", None) or 4096
         self.max_context = min(cfg.max_context_tokens or window, window)

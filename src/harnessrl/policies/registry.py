@@ -85,4 +85,5 @@ def _lm_from_spec(arg: str, options: dict[str, Any]) -> Policy:
         raise ConfigError("policy lm needs a model: --policy lm:PATH_OR_ID")
     from harnessrl.policies.lm import LMConfig, LMPolicy
 
-    return LMPolicy.from_config(LMConfig(model=arg, **options))
+    # a named policy's weights stand still: keep earlier turns' keys/values (1 GB unless the options say otherwise)
+    return LMPolicy.from_config(LMConfig(model=arg, **{"prefix_cache_mb": 1024, **options}))
