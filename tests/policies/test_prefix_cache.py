@@ -11,6 +11,7 @@ from harnessrl.policies.generation import HFEngine, SamplingParams
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.policies.prefix_cache import PrefixStore
 from tests import tiny_lm
+from tests.real_model import smollm2  # noqa: F401  (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +107,28 @@ def test_store_keeps_the_budget_and_supersedes_prefixes():
     n, e = store.lookup([1000 + 39] + list(range(10)))
     assert n == 11 - 1 + 0 or n == 10  # all but the last prompt token
     assert store.lookup([999, 1, 2])[0] == 0
+
+
+@pytest.mark.slow
+def test_real_model_episodes_are_the_same_with_kept_prefixes(smollm2):  # noqa: F811
+    """SmolLM2 (Llama layout, grouped-query attention) through multi-turn lookup episodes, sampled:
+    the same tokens and log-probs with and without the store, and the store was used."""
+    from harnessrl.harness.base import make_harness
+    from harnessrl.rollout.loop import RolloutItem, run_group
+    from harnessrl.train.tasks import load_tasks
+
+    tasks = load_tasks("lookup")[:2]
+    runs = []
+    for mb in (256, 0):
+        lm = LMPolicy.from_config(LMConfig(model="smollm2-135m", temperature=1.0, max_new_tokens=16, prefix_cache_mb=mb))
+        lm.reseed(7)
+        items = [RolloutItem(make_harness(h), t, 3) for h in ("lookup-kv", "lookup-plain") for t in tasks]
+        runs.append((lm, run_group(lm, items, key_prefix="e")))
+    (kept, a), (_, b) = runs
+    assert max(len(e.turns) for e in b) >= 2, "the check needs multi-turn episodes"
+    for x, y in zip(a, b):
+        assert len(x.turns) == len(y.turns)
+        for s, t in zip(x.turns, y.turns):
+            np.testing.assert_array_equal(s.token_ids, t.token_ids)
+            np.testing.assert_allclose(s.logprobs, t.logprobs, atol=1e-4)
+    assert kept.engine.prefix.hits > 0 and kept.engine.prefix.reused_tokens > 0
