@@ -164,7 +164,9 @@ def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue
     t0 = time.perf_counter()
     trained = train_agent(tcfg, train, cfg.engine, on_update)
     rows = trained.rows
-    train_s = time.perf_counter() - t0
+    # the updates' own timings survive a resume (a resumed, finished run trains for ~0 s in this process)
+    timed = [r["time_rollout_s"] + r["time_update_s"] for r in rows if "time_rollout_s" in r and "time_update_s" in r]
+    train_s = sum(timed) if len(timed) == len(rows) and rows else time.perf_counter() - t0
     store = RecordStore(tcfg.store)
     ids = evaluate(trained.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store, sampling_group_size(cfg))
     sealed = evaluate(trained.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store, sampling_group_size(cfg))

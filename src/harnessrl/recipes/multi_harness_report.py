@@ -207,7 +207,7 @@ def _rule_vs_harness(rep: Report, res: dict[str, Any], ev: dict[str, list[Episod
         for h in [*trained, sealed_h]:
             he = [e.success for e in eps if e.context.harness_id == h]
             row[h] = float(np.mean(he)) if he else float("nan")
-        row["train s"] = r["train_s"]
+        row["train s (updates)"] = r["train_s"]
         per_seed.append(row)
     rep.table(per_seed, caption="pass@1 per run (held-out tasks)", digits=3)
 
