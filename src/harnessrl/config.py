@@ -30,6 +30,30 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}} -> {"a.b": 1}: nested settings compared (and named) field by field."""
+    if not isinstance(d, dict) or not d:
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def changed_settings(cfg: Config, saved: dict[str, Any], ignore: Iterable[str] = ()) -> list[tuple[str, Any, Any]]:
+    """(dotted name, saved value, current value) wherever `cfg` differs from `saved`, an earlier dump of a
+    config of the same class (a checkpoint's, a run folder's). A field added to the class since that dump
+    counts as its default there: a new option must not block resuming an older run unless it is set to
+    something else. Top-level names in `ignore` are skipped."""
+    try:
+        saved = type(cfg).model_validate(saved).model_dump(mode="json")
+    except ValidationError:  # a field since removed or renamed: compare the dump as it was written
+        pass
+    old, new, skip = flat(saved), flat(cfg.model_dump(mode="json")), set(ignore)
+    return [(k, old.get(k), new.get(k)) for k in dict.fromkeys([*new, *old])
+            if k.split(".")[0] not in skip and old.get(k) != new.get(k)]
+
+
 def read_file(path: str | Path) -> dict[str, Any]:
     """Parse a YAML (.yaml/.yml), TOML (.toml) or JSON (.json: the configs runs save) file into a dict."""
     path = Path(path)

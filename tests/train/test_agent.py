@@ -144,6 +144,22 @@ def test_bad_input_fails_before_rollouts(model_dir, tmp_path):
         make(model_dir, tmp_path, updates=2, lr=1e-4).run(resume=True)
 
 
+def test_a_checkpoint_older_than_a_new_setting_still_resumes(model_dir, tmp_path):
+    """A field added to the config after a checkpoint was written counts as its default there: the run
+    resumes, unless the new field is set to something else (then it is a different run)."""
+    from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
+
+    make(model_dir, tmp_path, updates=1).run()
+    state = load_checkpoint(tmp_path / "run")
+    for name in ("prefix_cache_mb", "gradient_checkpointing"):  # as a checkpoint from before these existed
+        del state["config"]["policy"][name]
+    save_checkpoint(tmp_path / "run", state)
+    rows = make(model_dir, tmp_path, updates=2).run(resume=True)
+    assert [r["update"] for r in rows] == [1, 2]
+    with pytest.raises(ConfigError, match="different config \\(policy\\)"):
+        make(model_dir, tmp_path, updates=3, policy_cfg={"gradient_checkpointing": True}).run(resume=True)
+
+
 def test_token_budget_ends_episodes_with_token_limit(model_dir, tmp_path):
     """A multi-turn episode whose context outgrows the budget stops with status token_limit (not a crash,
     not a format error), and its tokens still train."""

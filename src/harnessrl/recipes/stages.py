@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from harnessrl.config import Config, ConfigError
+from harnessrl.config import Config, ConfigError, changed_settings
 from harnessrl.fileio import atomic_write
 
 # settings that change where or how fast the work runs, not its results
@@ -45,26 +45,11 @@ def torch_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[
     return result
 
 
-def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
-    """{"a": {"b": 1}} -> {"a.b": 1}: nested settings compared (and named) field by field."""
-    if not isinstance(d, dict) or not d:
-        return {prefix: d}
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
-    return out
-
-
 def check_same_config(cfg: Config, path: Path) -> None:
     """Resuming with other settings would mix two runs in one folder: refuse, naming the fields."""
     if not path.exists():
         return
-    old, new = json.loads(path.read_text()), cfg.model_dump(mode="json")
-    diff = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if k not in RUNTIME_ONLY and old.get(k) != new[k]]
+    diff = [f"{k}: {a!r} -> {b!r}" for k, a, b in changed_settings(cfg, json.loads(path.read_text()), RUNTIME_ONLY)]
     if diff:
-        flat_old, flat_new = _flat(old), _flat(new)
-        diff = [f"{k}: {flat_old.get(k)!r} -> {flat_new.get(k)!r}"
-                for k in dict.fromkeys([*flat_new, *flat_old])
-                if k.split(".")[0] not in RUNTIME_ONLY and flat_old.get(k) != flat_new.get(k)] or diff
         raise ConfigError(f"{path.parent} holds a run with other settings ({'; '.join(diff)}); resume it with the same "
                           "settings or choose another output folder")

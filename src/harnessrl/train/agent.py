@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from pydantic import Field, model_validator
 
-from harnessrl.config import Config, ConfigError
+from harnessrl.config import Config, ConfigError, changed_settings
 from harnessrl.episode import Episode
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
@@ -301,10 +301,9 @@ class AgentTrainer:
         state = load_checkpoint(self.run_dir)
         if state is None:
             return
-        saved = {k: v for k, v in state["config"].items() if k not in ("updates", "tensorboard", "wandb")}
-        now = {k: v for k, v in self.cfg.model_dump(mode="json").items() if k in saved}
-        if saved != now:
-            diff = sorted(k for k in saved if saved[k] != now.get(k))
+        changed = changed_settings(self.cfg, state["config"], ignore=("updates", "tensorboard", "wandb"))
+        if changed:
+            diff = sorted(dict.fromkeys(k.split(".")[0] for k, _, _ in changed))
             raise ConfigError(f"{self.run_dir}: the checkpoint was written with a different config ({', '.join(diff)}); "
                               "resume with the same settings or start a new run_dir")
         load_trainable_state(self.policy.model, state["weights"])
