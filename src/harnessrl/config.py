@@ -30,13 +30,13 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     """{"a": {"b": 1}} -> {"a.b": 1}: nested settings compared (and named) field by field."""
     if not isinstance(d, dict) or not d:
         return {prefix: d}
     out: dict[str, Any] = {}
     for k, v in d.items():
-        out.update(flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
     return out
 
 
@@ -49,7 +49,7 @@ def changed_settings(cfg: Config, saved: dict[str, Any], ignore: Iterable[str] =
         saved = type(cfg).model_validate(saved).model_dump(mode="json")
     except ValidationError:  # a field since removed or renamed: compare the dump as it was written
         pass
-    old, new, skip = flat(saved), flat(cfg.model_dump(mode="json")), set(ignore)
+    old, new, skip = _flat(saved), _flat(cfg.model_dump(mode="json")), set(ignore)
     return [(k, old.get(k), new.get(k)) for k in dict.fromkeys([*new, *old])
             if k.split(".")[0] not in skip and old.get(k) != new.get(k)]
 

@@ -251,24 +251,11 @@ class HFEngine(GenerationEngine):
         uniq = list(distinct)
         if any(len(p) == 0 for p in uniq):
             raise ValueError("cannot generate from an empty prompt")
-        reuse = None
+        reuse = [(0, None)] * len(uniq)
         if self.prefix is not None:
             self.prefix.validate(self.model)
             reuse = [self.prefix.lookup(p) for p in uniq]
-        if reuse and any(n for n, _ in reuse):
-            out, attn, pos = self._prefill_on_prefixes(uniq, reuse, params, device)
-        else:
-            width = max(len(p) for p in uniq)
-            ids = torch.full((len(uniq), width), self.pad_token_id, dtype=torch.long)
-            attn = torch.zeros((len(uniq), width), dtype=torch.long)
-            for i, p in enumerate(uniq):
-                ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
-                attn[i, width - len(p):] = 1
-            ids, attn = ids.to(device), attn.to(device)
-            pos = (attn.cumsum(-1) - 1).clamp(min=0)
-            cache = _preallocated_cache(self.model, width + params.max_new_tokens) if self.preallocate else None
-            out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, cache=cache, use_cache=True,
-                             logits_to_keep=1)
+        out, attn, pos = self._prefill(uniq, reuse, params, device)
         cache, prefill_width = out.cache, attn.shape[1]
         rows = torch.tensor(row_of, dtype=torch.long, device=device)
         if len(uniq) < len(prompts) or row_of != list(range(len(prompts))):
@@ -295,29 +282,31 @@ class HFEngine(GenerationEngine):
             result.append(Completion(tokens_np[i, :n].astype(np.int32), logps_np[i, :n].astype(np.float32), bool(fin[i])))
         return result
 
-    def _prefill_on_prefixes(self, uniq, reuse, params, device):
-        """Prefill only what follows each prompt's kept prefix. Cache columns: the kept keys/values
-        right-aligned in [0, C), then the new tokens left-padded in [C, C + S); the attention mask
-        hides the gaps, and position ids continue each row's own count."""
+    def _prefill(self, uniq, reuse, params, device):
+        """Prefill each distinct prompt after its kept prefix (reuse[u] = (n, entry); n = 0: the whole
+        prompt). Cache columns: kept keys/values right-aligned in [0, C), then the rest of each prompt
+        left-padded in [C, C + S); the attention mask hides the gaps, and position ids continue each
+        row's own count. Returns the model output, the (U, C + S) attention mask and positions."""
         from harnessrl.policies.prefix_cache import place_prefixes
 
         C = max(n for n, _ in reuse)
         S = max(len(p) - n for p, (n, _) in zip(uniq, reuse))
-        cache = _preallocated_cache(self.model, C + S + params.max_new_tokens)
-        first = next(e for n, e in reuse if n)
-        for layer, k, v in zip(cache.layers, first.keys, first.values):
-            layer.allocate(k.to(device), v.to(device), len(uniq))
-        past = place_prefixes(cache.layers, reuse, C).to(device)
+        cache = _preallocated_cache(self.model, C + S + params.max_new_tokens) if self.preallocate else None
         ids = torch.full((len(uniq), S), self.pad_token_id, dtype=torch.long)
-        new_attn = torch.zeros((len(uniq), S), dtype=torch.long)
+        attn = torch.zeros((len(uniq), S), dtype=torch.long)
         pos = torch.zeros((len(uniq), S), dtype=torch.long)
         for u, (p, (n, _)) in enumerate(zip(uniq, reuse)):
             m = len(p) - n
             ids[u, S - m:] = torch.tensor(p[n:], dtype=torch.long)
-            new_attn[u, S - m:] = 1
+            attn[u, S - m:] = 1
             pos[u] = n  # padding columns: any position, they are masked
             pos[u, S - m:] = torch.arange(n, len(p))
-        attn, pos = torch.cat([past, new_attn.to(device)], 1), pos.to(device)
+        attn, pos = attn.to(device), pos.to(device)
+        if C:  # buffers sized from a kept row (a fresh cache sizes them on its first update)
+            first = next(e for n, e in reuse if n)
+            for layer, k, v in zip(cache.layers, first.keys, first.values):
+                layer.allocate(k.to(device), v.to(device), len(uniq))
+            attn = torch.cat([place_prefixes(cache.layers, reuse, C).to(device), attn], 1)
         out = self.model(input_ids=ids.to(device), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True,
                          logits_to_keep=1)
         return out, attn, pos

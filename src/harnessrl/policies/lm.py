@@ -61,9 +61,8 @@ class LMConfig(Config):
                                        "process's setting); one is fastest for small models, and far faster on a "
                                        "loaded machine (policies/generation.cpu_threads)")
     dtype: str = Field("auto", description="auto | float32 | bfloat16 | float16 (auto: bf16 on GPU, fp32 on CPU)")
-    prefix_cache_mb: int = Field(0, ge=0, description="Keep up to this many MB of earlier turns' keys/values between "
-                                 "turns, so a turn prefills only the new tokens (policies/prefix_cache.py); emptied "
-                                 "whenever the weights change. 0 = off. `harnessrl eval` turns it on.")
+    prefix_cache_mb: int = Field(0, ge=0, description="MB of earlier turns' keys/values kept, so a turn prefills only "
+                                 "new tokens; emptied when weights change (policies/prefix_cache.py). 0 = off.")
     gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: memory "
                                          "for time (real models, long episodes). Sampling is unaffected.")
 

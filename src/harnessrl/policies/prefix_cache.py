@@ -5,8 +5,8 @@ prompt, its reply, and the new observation. Without this, each turn encodes all 
 a py-spy sample of a 10-turn terminus evaluation of SmolLM2 spent 60% of its time in prefill.
 
     store = PrefixStore(budget_mb=1024)
-    n, keys, values = store.lookup(prompt_ids)    # the longest common prefix with a kept row
-    ...prefill prompt_ids[n:] on top of keys/values...
+    n, entry = store.lookup(prompt_ids)    # the longest common prefix with a kept row
+    ...prefill prompt_ids[n:] on top of entry.keys / entry.values...
     store.put(prompt_ids + generated_ids, keys, values)
 
 Why this is exact: a token's key and value depend only on the tokens before it (causal
@@ -48,7 +48,7 @@ class PrefixStore:
         self.entries: list[Entry] = []
         self.clock = 0
         self.fingerprint: tuple | None = None
-        self.hits = self.reused_tokens = self.lookups = 0
+        self.hits = self.reused_tokens = 0
 
     # -- validity --------------------------------------------------------------------------
 
@@ -75,7 +75,6 @@ class PrefixStore:
     def lookup(self, prompt: list[int]) -> tuple[int, Entry | None]:
         """The kept row sharing the longest prefix with `prompt`, and that length; at most len(prompt) - 1
         (the last prompt token is always run, for its logits)."""
-        self.lookups += 1
         p = np.asarray(prompt, dtype=np.int64)
         best, best_n = None, 0
         for e in self.entries:
