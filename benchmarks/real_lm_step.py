@@ -17,6 +17,12 @@ The TRL plumbing (reward, StepTimer, inputs for `compute_loss`) is shared with
 benchmarks/grpo_update.py, the same comparison on a ~3M-parameter model.
 
     python benchmarks/real_lm_step.py [--prompts 8] [--group 8] [--new-tokens 128] [--steps 1]
+    python benchmarks/real_lm_step.py --harness qwen_code   # real first-turn prompts of a coding harness
+
+Prompts: by default eight short questions (~40 tokens each with the chat template). With
+`--harness H` they are the first-turn conversations (system prompt with the tool docs, then the
+task) of the first P code-v1 tasks in harness H, as an RL rollout would start them: 600-1,300
+tokens. Either way every prompt is left-cut to the shortest one's length, so neither side pads.
 
 The last line is one JSON object {"benchmark", "ours", "anchor", "unit", "ratio", "target", ...}.
 """
@@ -33,6 +39,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# benchmarks/miniwob.py would shadow the miniwob package the harness registry imports
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 _spec = importlib.util.spec_from_file_location("grpo_update", HERE / "grpo_update.py")
 gu = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gu)  # sets the offline environment before transformers is imported
@@ -58,6 +66,25 @@ def chat_prompts(tok, n: int) -> list[list[int]]:
                add_special_tokens=False)["input_ids"] for p in PROMPTS[:n]]
     L = min(len(p) for p in ids)
     return [p[-L:] for p in ids]  # equal lengths: no prompt padding on either side (as grpo_update.py)
+
+
+def harness_prompts(tok, n: int, harness: str) -> list[list[int]]:
+    """The first-turn conversations of the first n code-v1 tasks in `harness`, left-cut to one common length."""
+    from harnessrl.harness.base import make_harness
+    from harnessrl.rollout.envs import open_env
+    from harnessrl.rollout.suites import load_suite
+
+    h, ids = make_harness(harness), []
+    for task in list(load_suite("code-v1").tasks)[:n]:
+        env = open_env(task, 0)
+        try:
+            messages = h.open(task, env, 0).messages
+        finally:
+            env.close()
+        ids.append(tok(tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True),
+                       add_special_tokens=False)["input_ids"])
+    L = min(len(p) for p in ids)
+    return [p[-L:] for p in ids]
 
 
 def ours_setup(model: str, new: int):
@@ -86,13 +113,14 @@ def ours_step(policy, opt, sched, prompts: list[list[int]], G: int, new: int, ge
     return sum(len(c.token_ids) for c in comps)
 
 
-def trl_trainer(model_dir: str, tok, out: Path, P: int, G: int, new: int, steps: int):
+def trl_trainer(model_dir: str, tok, prompts: list[list[int]], out: Path, G: int, new: int, steps: int):
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
-    texts = [tok.decode(p) for p in chat_prompts(tok, P)]
+    P = len(prompts)
+    texts = [tok.decode(p) for p in prompts]
     ds = Dataset.from_dict({"prompt": [texts[i % P] for i in range(P * G * (steps + 1))]})
     args = GRPOConfig(
         output_dir=str(out), per_device_train_batch_size=G, gradient_accumulation_steps=P, num_generations=G,
@@ -144,6 +172,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1, help="timed steps per side (after one warm-up step)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    ap.add_argument("--harness", default=None, help="prompts: first turns of code-v1 tasks in this harness "
+                                                     "(default: the short questions)")
     args = ap.parse_args()
     if args.clock == "wall":
         gu.CLOCK = time.perf_counter
@@ -157,7 +187,7 @@ def main() -> None:
     P, G, new = args.prompts, args.group, args.new_tokens
     policy, opt, sched = ours_setup(args.model, new)
     tok = policy.tokenizer
-    prompts = chat_prompts(tok, P)
+    prompts = harness_prompts(tok, P, args.harness) if args.harness else chat_prompts(tok, P)
     print(f"{args.model}: LoRA r=16, {P} prompts x {G} completions x {new} new tokens, prompt {len(prompts[0])} tokens, "
           f"{args.threads} thread(s), {args.clock} clock", file=sys.stderr)
     gen = torch.Generator().manual_seed(0)
@@ -167,7 +197,8 @@ def main() -> None:
         t0 = gu.CLOCK()
         n = ours_step(policy, opt, sched, prompts, G, new, gen)
         ours_t.append(n / (gu.CLOCK() - t0))
-    trainer = trl_trainer(resolve(args.model), tok, Path(tempfile.mkdtemp(prefix="real-step-")), P, G, new, args.steps + 1)
+    trainer = trl_trainer(resolve(args.model), tok, prompts, Path(tempfile.mkdtemp(prefix="real-step-")), G, new,
+                          args.steps + 1)
     timer = gu.StepTimer()
     trainer.add_callback(timer.callback)
     trainer.train()
@@ -178,7 +209,7 @@ def main() -> None:
     print(json.dumps({"benchmark": "real_lm_grpo_step", "ours": round(o, 3), "anchor": round(a, 3),
                       "unit": "completion tokens/s", "ratio": round(o / a, 3), "target": 1.5,
                       "loss_parity": parity, "loss_parity_target": 1e-4, "model": args.model, "prompts": P, "group": G,
-                      "new_tokens": new, "lora_rank": 16, "steps": args.steps, "threads": args.threads, "clock": args.clock}))
+                      "new_tokens": new, "prompt_tokens": len(prompts[0]), "harness": args.harness, "lora_rank": 16, "steps": args.steps, "threads": args.threads, "clock": args.clock}))
 
 
 if __name__ == "__main__":
