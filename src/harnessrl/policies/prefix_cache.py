@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 
-@dataclass
+@dataclass(eq=False)  # identity: a field-wise == would compare the arrays and tensors
 class Entry:
     ids: np.ndarray  # (L,) int64 tokens whose keys/values are kept
     keys: list[torch.Tensor]  # per layer (kv_heads, L, head_dim)
@@ -103,12 +103,13 @@ class PrefixStore:
                         if not (len(e.ids) <= len(ids) and np.array_equal(e.ids, ids[:len(e.ids)]))]
         self.clock += 1
         self.entries.append(Entry(ids, keys, values, nbytes, self.clock))
-        total = sum(e.nbytes for e in self.entries)
-        for e in sorted(self.entries, key=lambda e: e.used):
+        total, dropped = sum(e.nbytes for e in self.entries), set()
+        for e in sorted(self.entries, key=lambda e: e.used):  # least recently used first
             if total <= self.budget:
                 break
-            self.entries.remove(e)
+            dropped.add(id(e))
             total -= e.nbytes
+        self.entries = [e for e in self.entries if id(e) not in dropped]
 
 
 def place_prefixes(layers: list, reuse: list[tuple[int, Entry | None]], width: int) -> torch.Tensor:
