@@ -94,9 +94,13 @@ def test_kept_keys_are_dropped_when_weights_or_adapters_change(pol):
     np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-4)
 
 
+def kv(n: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Keys and values of n positions for a 4-layer, 2-head, 8-dim toy: 512 n bytes."""
+    return [torch.zeros(2, n, 8) for _ in range(4)], [torch.zeros(2, n, 8) for _ in range(4)]
+
+
 def test_store_keeps_the_budget_and_supersedes_prefixes():
     store = PrefixStore(budget_mb=1)
-    kv = lambda n: ([torch.zeros(2, n, 8) for _ in range(4)], [torch.zeros(2, n, 8) for _ in range(4)])  # noqa: E731
     store.put(list(range(100)), *kv(100))
     store.put(list(range(150)), *kv(150))  # extends the first: replaces it
     assert len(store.entries) == 1 and len(store.entries[0].ids) == 150
@@ -109,13 +113,10 @@ def test_store_keeps_the_budget_and_supersedes_prefixes():
     assert store.lookup([999, 1, 2])[0] == 0
 
 
-
-
 def test_a_looked_up_row_outlives_newer_unused_ones():
     """Least recently *used* goes first, wherever it sits in the list. (This crashed in a study's
     evaluation: evicting an entry that was not the first compared entries field by field, arrays included.)"""
     store = PrefixStore(budget_mb=1)
-    kv = lambda n: ([torch.zeros(2, n, 8) for _ in range(4)], [torch.zeros(2, n, 8) for _ in range(4)])  # noqa: E731
     for s in range(10):  # 76,800 bytes each (150 x 2 x 8 x 4 layers x 2 x 4 B): 13 fit in 1 MB
         store.put([1000 + s] + list(range(149)), *kv(150))
     assert store.lookup([1000] + list(range(20)))[0] == 20  # the oldest row is used again
@@ -124,6 +125,8 @@ def test_a_looked_up_row_outlives_newer_unused_ones():
     firsts = [int(e.ids[0]) for e in store.entries]
     assert len(firsts) == 13 and 1000 in firsts and 1001 not in firsts  # the used one stayed, the next oldest went
     assert firsts[-1] == 1019 and sum(e.nbytes for e in store.entries) <= 1 << 20
+
+
 @pytest.mark.slow
 def test_real_model_episodes_are_the_same_with_kept_prefixes(smollm2):  # noqa: F811
     """SmolLM2 (Llama layout, grouped-query attention) through multi-turn lookup episodes, sampled:

@@ -107,9 +107,9 @@ class PrefixStore:
         for e in sorted(self.entries, key=lambda e: e.used):  # least recently used first
             if total <= self.budget:
                 break
-            dropped.add(id(e))
+            dropped.add(e)  # hashed by identity (eq=False)
             total -= e.nbytes
-        self.entries = [e for e in self.entries if id(e) not in dropped]
+        self.entries = [e for e in self.entries if e not in dropped]
 
 
 def place_prefixes(layers: list, reuse: list[tuple[int, Entry | None]], width: int) -> torch.Tensor:
