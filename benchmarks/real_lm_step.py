@@ -60,12 +60,18 @@ PROMPTS = [
 LORA = dict(r=16, lora_alpha=32, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
 
 
-def chat_prompts(tok, n: int) -> list[list[int]]:
-    """The first n prompts rendered with the model's chat template, left-cut to one common length."""
-    ids = [tok(tok.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True),
-               add_special_tokens=False)["input_ids"] for p in PROMPTS[:n]]
+def encode_left_cut(tok, conversations: list[list[dict[str, str]]]) -> list[list[int]]:
+    """Each conversation rendered with the model's chat template (generation prompt added), then all
+    left-cut to the shortest one's length: no prompt padding on either side (as grpo_update.py)."""
+    texts = [tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in conversations]
+    ids = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
     L = min(len(p) for p in ids)
-    return [p[-L:] for p in ids]  # equal lengths: no prompt padding on either side (as grpo_update.py)
+    return [p[-L:] for p in ids]
+
+
+def chat_prompts(tok, n: int) -> list[list[int]]:
+    """The first n short questions as one-message conversations."""
+    return encode_left_cut(tok, [[{"role": "user", "content": p}] for p in PROMPTS[:n]])
 
 
 def harness_prompts(tok, n: int, harness: str) -> list[list[int]]:
@@ -74,17 +80,14 @@ def harness_prompts(tok, n: int, harness: str) -> list[list[int]]:
     from harnessrl.rollout.envs import open_env
     from harnessrl.rollout.suites import load_suite
 
-    h, ids = make_harness(harness), []
+    h, conversations = make_harness(harness), []
     for task in list(load_suite("code-v1").tasks)[:n]:
         env = open_env(task, 0)
         try:
-            messages = h.open(task, env, 0).messages
+            conversations.append(h.open(task, env, 0).messages)
         finally:
             env.close()
-        ids.append(tok(tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True),
-                       add_special_tokens=False)["input_ids"])
-    L = min(len(p) for p in ids)
-    return [p[-L:] for p in ids]
+    return encode_left_cut(tok, conversations)
 
 
 def ours_setup(model: str, new: int):
@@ -209,7 +212,8 @@ def main() -> None:
     print(json.dumps({"benchmark": "real_lm_grpo_step", "ours": round(o, 3), "anchor": round(a, 3),
                       "unit": "completion tokens/s", "ratio": round(o / a, 3), "target": 1.5,
                       "loss_parity": parity, "loss_parity_target": 1e-4, "model": args.model, "prompts": P, "group": G,
-                      "new_tokens": new, "prompt_tokens": len(prompts[0]), "harness": args.harness, "lora_rank": 16, "steps": args.steps, "threads": args.threads, "clock": args.clock}))
+                      "new_tokens": new, "prompt_tokens": len(prompts[0]), "harness": args.harness, "lora_rank": 16,
+                      "steps": args.steps, "threads": args.threads, "clock": args.clock}))
 
 
 if __name__ == "__main__":
