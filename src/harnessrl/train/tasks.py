@@ -1,51 +1,24 @@
 """Which tasks a training run uses, and the checks made before any rollout.
 
-`load_tasks(suite, ids)` resolves a suite name: `lookup` (envs/lookup.py), `miniwob`
-(envs/miniwob), or a task suite the tasks package can load (a built-in name or a folder).
+`load_tasks(suite, ids)` resolves a suite exactly as evaluation does (rollout.suites: a built-in
+suite, a registered one such as `lookup` or `miniwob`, or a folder, Terminal-Bench/Harbor ones
+included), so anything `harnessrl eval` runs can be trained on.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from harnessrl.config import ConfigError
+from harnessrl.rollout.suites import load_suite, pick_tasks, task_id
 
-
-def task_id(task: Any) -> str:
-    """The id a record carries: built-in env tasks (lookup, MiniWoB) name it task_id, suite tasks id."""
-    return task.task_id if hasattr(task, "task_id") else task.id
+__all__ = ["check_first_prompts_fit", "check_trainable", "load_tasks", "task_id"]
 
 
 def load_tasks(suite: str, ids: list[str] | None = None) -> list[Any]:
-    if suite == "lookup":
-        from harnessrl.envs.lookup import lookup_tasks
-
-        try:
-            return lookup_tasks(ids)
-        except KeyError as err:
-            raise ConfigError(str(err.args[0])) from None
-    if suite == "miniwob":
-        from harnessrl.envs.miniwob.suite import miniwob_tasks
-
-        try:
-            return miniwob_tasks(ids)
-        except ValueError as err:
-            raise ConfigError(str(err)) from None
-    from harnessrl.tasks.base import BUILTIN_DIR, builtin_suites, load_suite_folder
-
-    root = Path(suite) if Path(suite).exists() else BUILTIN_DIR / suite
-    if not (root / "suite.toml").exists():
-        raise ConfigError(f"unknown suite {suite!r}; use lookup, miniwob, a built-in suite "
-                          f"({', '.join(builtin_suites()) or 'none'}) or a suite folder")
-    tasks = list(load_suite_folder(root))
-    if ids is not None:
-        by_id = {task_id(t): t for t in tasks}
-        missing = [i for i in ids if i not in by_id]
-        if missing:
-            raise ConfigError(f"suite {suite!r} has no tasks {missing[:5]}")
-        tasks = [by_id[i] for i in ids]
-    return tasks
+    """The suite's tasks (all it lists), or the named ones in the given order."""
+    loaded = load_suite(suite)
+    return list(loaded) if ids is None else pick_tasks(loaded, list(ids))
 
 
 def check_trainable(tasks: list[Any], harnesses: list[Any], seals_dir: str | None = None) -> None:
