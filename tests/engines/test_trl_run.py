@@ -73,3 +73,24 @@ def test_three_updates_then_resume_continues_the_run(model_dir, tmp_path):
         assert x.context == y.context and x.reward == y.reward
         np.testing.assert_array_equal(np.concatenate([t.token_ids for t in x.turns]),
                                       np.concatenate([t.token_ids for t in y.turns]))
+
+
+def test_an_older_run_folder_resumes_under_the_native_check(model_dir, tmp_path):
+    """As in native training (tests/train/test_agent.py): a setting added since the run was started
+    counts as its default there; changing it on resume is refused, leaving it alone resumes."""
+    import json
+
+    from harnessrl.engines.trl import CONFIG_FILE
+
+    run = tmp_path / "old"
+    engine(model_dir, run, 1).run()
+    saved = json.loads((run / CONFIG_FILE).read_text())
+    del saved["kl_coef"], saved["policy"]["prefix_cache_mb"]  # as written before these settings existed
+    (run / CONFIG_FILE).write_text(json.dumps(saved))
+    resumed = engine(model_dir, run, 2)
+    same = resumed.cfg
+    resumed.cfg = same.model_copy(update={"kl_coef": 0.5})
+    with pytest.raises(ConfigError, match=r"different config \(kl_coef\)"):
+        resumed.run(resume=True)
+    resumed.cfg = same
+    assert [r["update"] for r in resumed.run(resume=True)][-1] == 2

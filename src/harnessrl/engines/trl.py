@@ -35,6 +35,7 @@ from harnessrl.engines.trl_config import TRLPlan, TRLRunConfig, translate
 from harnessrl.engines.trl_rollout import Collect, HarnessRollout, dataset_rows, harness_reward
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.rollout.loop import task_id_of
+from harnessrl.train.checkpoint import check_same_config
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.metrics import MetricsTable
 from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
@@ -162,11 +163,7 @@ class TRLEngine:
         path = self.run_dir / CONFIG_FILE
         now = self.cfg.model_dump(mode="json")
         if resume and path.exists():
-            saved = json.loads(path.read_text())
-            diff = sorted(k for k in saved if k not in ("updates", "tensorboard", "wandb") and saved[k] != now.get(k))
-            if diff:
-                raise ConfigError(f"{self.run_dir}: the checkpoint was written with a different config "
-                                  f"({', '.join(diff)}); resume with the same settings or start a new run_dir")
+            check_same_config(self.cfg, json.loads(path.read_text()), self.run_dir)  # the native engine's check
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(now, indent=2))
 

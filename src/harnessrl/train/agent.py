@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from pydantic import Field, model_validator
 
-from harnessrl.config import Config, ConfigError, changed_settings
+from harnessrl.config import Config, ConfigError
 from harnessrl.episode import Episode
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
@@ -50,7 +50,7 @@ from harnessrl.rollout.envs import open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train import lm_update
 from harnessrl.train.manifest import freeze_training_set
-from harnessrl.train.checkpoint import load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
+from harnessrl.train.checkpoint import check_same_config, load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
 from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns
 from harnessrl.train.sequences import build_batch
 from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
@@ -301,11 +301,7 @@ class AgentTrainer:
         state = load_checkpoint(self.run_dir)
         if state is None:
             return
-        changed = changed_settings(self.cfg, state["config"], ignore=("updates", "tensorboard", "wandb"))
-        if changed:
-            diff = sorted(dict.fromkeys(k.split(".")[0] for k, _, _ in changed))
-            raise ConfigError(f"{self.run_dir}: the checkpoint was written with a different config ({', '.join(diff)}); "
-                              "resume with the same settings or start a new run_dir")
+        check_same_config(self.cfg, state["config"], self.run_dir)
         load_trainable_state(self.policy.model, state["weights"])
         if self.critic is not None:
             self.critic.load_state_dict(state["critic"])

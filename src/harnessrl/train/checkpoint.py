@@ -15,9 +15,23 @@ from typing import Any
 import numpy as np
 import torch
 
+from harnessrl.config import Config, ConfigError, changed_settings
 from harnessrl.fileio import atomic_write
 
 CHECKPOINT = "checkpoint.pt"
+#: settings a resumed run may change: how far it trains and where it logs
+RESUMABLE = ("updates", "tensorboard", "wandb")
+
+
+def check_same_config(cfg: Config, saved: dict[str, Any], run_dir: str | Path) -> None:
+    """Refuse to resume `run_dir` when `cfg` differs from `saved`, the config the run was started with
+    (both engines: the native checkpoint's and the TRL run's). A setting added since that run counts
+    as its default there (config.changed_settings), so it blocks the resume only when set otherwise."""
+    changed = changed_settings(cfg, saved, ignore=RESUMABLE)
+    if changed:
+        names = sorted(dict.fromkeys(k.split(".")[0] for k, _, _ in changed))
+        raise ConfigError(f"{run_dir}: the checkpoint was written with a different config ({', '.join(names)}); "
+                          "resume with the same settings or start a new run_dir")
 
 
 def rng_state() -> dict[str, Any]:
