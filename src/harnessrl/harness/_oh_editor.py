@@ -107,12 +107,8 @@ class Editor:
         if count == 0:
             raise EditorError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.")
         if count > 1:
-            lines, at = [], text.find(old)
-            while at >= 0:
-                lines.append(text.count("\n", 0, at) + 1)
-                at = text.find(old, at + 1)
-            raise EditorError(f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines {lines}. "
-                              "Please ensure it is unique.")
+            raise EditorError(f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines "
+                              f"{occurrence_lines(text, old)}. Please ensure it is unique.")
         line0 = text.count("\n", 0, text.find(old))
         new_text = text.replace(old, new, 1)
         self._write(rel, new_text)
@@ -131,3 +127,20 @@ class Editor:
         new_text = "\n".join(lines[:line] + new_lines + lines[line:])
         self._write(rel, new_text)
         return self._snippet(new_text, path, line, len(new_lines))
+
+
+def occurrence_lines(text: str, old: str) -> list[int]:
+    """The lines (1-based, sorted, each once) where the non-overlapping occurrences of `old` start,
+    as OpenHands' editor lists them. One pass: each search and each newline count starts where the
+    previous one ended, so the listing is linear in the file (counting newlines from the start for
+    every occurrence is quadratic: `a` in a 400 kB file of `a` lines took seconds in one step), and
+    the list is at most one number per line of the file."""
+    lines: list[int] = []
+    line, counted, at = 1, 0, text.find(old)
+    while at >= 0:
+        line += text.count("\n", counted, at)
+        counted = at
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        at = text.find(old, at + len(old))
+    return lines
