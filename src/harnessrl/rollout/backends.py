@@ -1,4 +1,5 @@
-"""Where rollouts run: in this process, a local process pool (default), or Ray actors.
+"""Where rollouts run: in this process, a local process pool (default; rollout/pool.py, whose
+workers die with this process), or Ray actors.
 
     jobs = [Job(harness_spec, task, seed, index) ...]
     episodes = run_jobs(PolicySpec.parse("oracle"), jobs, backend="local", workers=2, run_id="eval-1")
@@ -22,10 +23,8 @@ unless this process is in a loopback-only network namespace (or HARNESSRL_RAY_AL
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from harnessrl.harness.base import Harness, HarnessSpec, make_harness
 from harnessrl.policies.base import Policy
 from harnessrl.policies.registry import PolicySpec, check_policy, make_policy
 from harnessrl.rollout.loop import RolloutItem, run_group
+from harnessrl.rollout.pool import run_pool
 
 BACKENDS = ("local", "ray")
 
@@ -122,7 +122,7 @@ def run_jobs(policy: PolicySpec, jobs: Sequence[Job], *, backend: str = "local",
 
 
 # ----------------------------------------------------------------------------------------
-# Local process pool
+# Local process pool (rollout/pool.py: workers that die with this process)
 
 _WORKER: Worker | None = None
 _INIT_ERROR: BaseException | None = None
@@ -142,7 +142,7 @@ def _pool_init(policy: PolicySpec) -> None:
         _INIT_ERROR = err
 
 
-def _pool_run(chunk: list[Job], run_id: str) -> list[tuple[int, Episode]]:
+def _pool_run(chunk: list[Job], run_id: str, queue: Any) -> list[tuple[int, Episode]]:
     if _INIT_ERROR is not None:
         raise _INIT_ERROR
     assert _WORKER is not None
@@ -150,19 +150,8 @@ def _pool_run(chunk: list[Job], run_id: str) -> list[tuple[int, Episode]]:
 
 
 def _run_pool(policy: PolicySpec, parts: list[list[Job]], workers: int, run_id: str, collect) -> None:
-    ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=ctx,
-                             initializer=_pool_init, initargs=(policy,)) as pool:
-        pending = {pool.submit(_pool_run, part, run_id) for part in parts}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    collect(fut.result())
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            raise
+    run_pool(_pool_run, [(part, run_id) for part in parts], workers=workers, on_result=lambda _, done: collect(done),
+             setup=_pool_init, setup_args=(policy,))
 
 
 # ----------------------------------------------------------------------------------------
