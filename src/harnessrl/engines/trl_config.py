@@ -23,16 +23,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from harnessrl.config import Config, ConfigError
+from harnessrl.rl.objectives import OBJECTIVES
 from harnessrl.train.agent import AgentTrainConfig
 
 #: harnessrl aggregation -> TRL loss_type that aggregates the same way. dapo normalises by the
 #: generation batch's trained tokens across processes: the global token-mean, as ours.
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo"}
-#: Objective -> TRL importance_sampling_level (GSPO = one length-normalised ratio per sequence).
-IS_LEVEL = {"grpo": "token", "gspo": "sequence"}
-#: The same defaults the native trainer uses (train/lm_update.py), kept here as data so the two agree.
-DEFAULT_CLIP = {"grpo": (0.2, 0.28), "gspo": (3e-4, 4e-4)}
-DEFAULT_AGG = {"grpo": "token-mean", "gspo": "seq-mean-token-mean"}
 #: TRL divides centred rewards by (std + 1e-4); the native default eps is 1e-6.
 TRL_ADV_EPS = 1e-4
 
@@ -86,8 +82,10 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
     given, pgiven = _set(cfg), _set(cfg.policy)
     notes: list[str] = []
     # 1. Objectives, grouping and sources TRL's GRPOTrainer does not have.
-    if cfg.objective not in IS_LEVEL:
-        raise _refuse("objective", f"{cfg.objective!r} has no GRPOTrainer equivalent; use grpo or gspo "
+    obj = OBJECTIVES.get(cfg.objective)  # its defaults and TRL importance_sampling_level, as the native trainer's
+    if obj.trl_level is None:
+        trl = ", ".join(n for n in OBJECTIVES.names() if OBJECTIVES.get(n).trl_level)
+        raise _refuse("objective", f"{cfg.objective!r} has no GRPOTrainer equivalent; use {trl} "
                       "(or the native trainer: harnessrl train agent)")
     if cfg.grouping not in ("within", "cross"):
         raise _refuse("grouping", f"{cfg.grouping!r}: TRL groups the rollouts of one dataset row, so only within "
@@ -119,12 +117,11 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
     if "device" in pgiven and cfg.policy.device != "auto":
         raise _refuse("policy.device", "accelerate places each process on its device; remove policy.device")
     # 2. Loss.
-    agg = cfg.loss_agg or DEFAULT_AGG[cfg.objective]
+    agg = cfg.loss_agg or obj.agg
     if agg not in LOSS_TYPES:
         raise _refuse("loss_agg", f"{agg!r} has no GRPOTrainer loss_type that aggregates the same way (dr_grpo "
                       "divides by max_completion_length, not the longest row); use token-mean or seq-mean-token-mean")
-    clip_low = cfg.clip_low or DEFAULT_CLIP[cfg.objective][0]
-    clip_high = cfg.clip_high or DEFAULT_CLIP[cfg.objective][1]
+    clip_low, clip_high = cfg.clip_low or obj.clip[0], cfg.clip_high or obj.clip[1]
     # 3. Rows and batch shape.
     H = len(cfg.harnesses)
     G = cfg.group_size if cfg.grouping == "within" else cfg.group_size * H
@@ -160,7 +157,7 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
         "lr_scheduler_type": sched, "warmup_steps": cfg.warmup_steps,
         "num_generations": G, "generation_batch_size": batch, "per_device_train_batch_size": micro,
         "gradient_accumulation_steps": accum, "num_iterations": cfg.epochs,
-        "importance_sampling_level": IS_LEVEL[cfg.objective], "loss_type": LOSS_TYPES[agg],
+        "importance_sampling_level": obj.trl_level, "loss_type": LOSS_TYPES[agg],
         "epsilon": clip_low, "epsilon_high": clip_high, "beta": cfg.kl_coef, "scale_rewards": cfg.adv_scale,
         # Pinned so the loss stays the native one if TRL's defaults move (1.16 already multiplies the KL term
         # by the ratio by default: the same value, another gradient; ours is plain k3).

@@ -38,7 +38,7 @@ class LMRecipeConfig(Config):
     `importance_sampling_level` for objective. Defaults and their convention: kl_coef 0.0 is
     TRL's beta default (no KL term; verl's use_kl_loss=False does the same); objective grpo is
     TRL's token-level default, with the clip range and loss aggregation the agent trainer picks
-    per objective (train.lm_update.DEFAULT_CLIP/DEFAULT_AGG: DAPO's clip-higher 0.2/0.28 and
+    per objective (rl/objectives.py: DAPO's clip-higher 0.2/0.28 and
     TRL's default loss_type dapo = token-mean for grpo; the GSPO paper's 3e-4/4e-4 and
     seq-mean-token-mean for gspo).
     """

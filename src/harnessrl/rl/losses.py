@@ -9,6 +9,9 @@ Registries (configs pick by name; names as in verl / TRL):
   POLICY_LOSSES  ppo | grpo | rloo (token-level clipped ratio), gspo (sequence ratio),
                  gspo_token (sequence ratio value, per-token gradient)
   AGGREGATIONS   token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm
+                 (each an `Aggregation`: per token, per sequence, and its micro-batch share)
+What each objective needs besides its loss (default clip, aggregation, advantage, TRL mapping)
+is declared once in rl/objectives.py.
 
 Conventions, where TRL and verl differ:
   - log-ratio clamp: log(pi/pi_old) is clamped to [-20, 20] before exp (verl; TRL does not clamp),
@@ -27,6 +30,7 @@ low/high, approximate KL, ratio min/mean/max, entropy when logits are given).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -36,12 +40,10 @@ from harnessrl.rl.masked import check_mask, masked_mean
 from harnessrl.rl.registry import Registry
 
 POLICY_LOSSES: Registry[Callable[..., "LossOutput"]] = Registry("policy loss")
-AGGREGATIONS: Registry[Callable[..., Tensor]] = Registry("loss aggregation")
+AGGREGATIONS: Registry["Aggregation"] = Registry("loss aggregation")
 
 #: TRL GRPOConfig.loss_type -> the aggregation it performs.
 TRL_LOSS_TYPES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm", "dapo": "token-mean"}
-#: The advantage estimator each objective is normally paired with (see rl.advantages.ADVANTAGES).
-DEFAULT_ADVANTAGE = {"ppo": "gae", "grpo": "grpo", "rloo": "rloo", "gspo": "grpo", "gspo_token": "grpo"}
 
 MAX_LOG_RATIO = 20.0  # verl clamps the token log-ratio to [-20, 20] against overflow
 MAX_LOG_S = 10.0  # and GSPO's sequence log-ratio at 10
@@ -68,23 +70,54 @@ class LossOutput:
 
 
 # ----------------------------------------------------------------------------------------
-# Aggregation: (B, T) per-token losses -> scalar
+# Aggregation: (B, T) per-token losses -> scalar. Each mode is one table row with its three
+# forms, so a mode registered here is computed as itself everywhere (never as another's).
 
 
-@AGGREGATIONS.register("token-mean")
+@dataclass(frozen=True)
+class Aggregation:
+    """One aggregation mode.
+
+    tokens(loss (B, T), mask (B, T) | None, norm) -> scalar: the mode itself.
+    sequences(seq_loss (B,), n (B,), nonempty (B,), T, norm) -> scalar: the same value for a loss
+        every token of a sequence carries alike, from its (B,) values; n = masked-in tokens per
+        sequence, nonempty = (n > 0) as 0/1.
+    share(micro_mask (b, T), whole_mask (B, T)) -> float: the part of a minibatch's loss that a
+        micro-batch of its rows carries, so that micro-batch losses times their shares add up
+        exactly to the minibatch loss (train/lm_update.py).
+    """
+
+    tokens: Callable[[Tensor, Tensor | None, float | None], Tensor]
+    sequences: Callable[[Tensor, Tensor, Tensor, int, float | None], Tensor]
+    share: Callable[[Tensor, Tensor], float]
+
+    def __call__(self, loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
+        return self.tokens(loss, mask, norm)
+
+
+def _token_share(micro: Tensor, whole: Tensor) -> float:
+    return float(micro.sum() / whole.sum().clamp(min=1))
+
+
+def _sequence_share(micro: Tensor, whole: Tensor) -> float:
+    return float((micro.sum(-1) > 0).sum() / (whole.sum(-1) > 0).sum().clamp(min=1))
+
+
+def _row_share(micro: Tensor, whole: Tensor) -> float:
+    return micro.shape[0] / whole.shape[0]
+
+
 def token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
     """sum(loss * mask) / sum(mask): every token weighs the same (TRL bnpo/dapo). 0 with no token."""
     return masked_mean(loss, mask)
 
 
-@AGGREGATIONS.register("seq-mean-token-sum")
 def seq_mean_token_sum(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
     """Mean over non-empty sequences of each sequence's token sum (verl)."""
     per_seq = (loss if mask is None else loss * mask).sum(-1)
     return _mean_nonempty(per_seq, mask)
 
 
-@AGGREGATIONS.register("seq-mean-token-mean")
 def seq_mean_token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
     """Mean over non-empty sequences of each sequence's token mean (TRL loss_type="grpo", but
     empty rows are left out of the mean as in verl)."""
@@ -94,7 +127,6 @@ def seq_mean_token_mean(loss: Tensor, mask: Tensor | None, norm: float | None = 
     return _mean_nonempty(per_seq, mask)
 
 
-@AGGREGATIONS.register("seq-mean-token-sum-norm")
 def seq_mean_token_sum_norm(loss: Tensor, mask: Tensor | None, norm: float | None = None) -> Tensor:
     """sum(loss * mask) / (B * norm) with a constant norm (default T): Dr. GRPO's unbiased form
     (TRL dr_grpo: norm = max_completion_length). Every row counts in B, empty or not."""
@@ -111,37 +143,47 @@ def _mean_nonempty(per_seq: Tensor, mask: Tensor | None) -> Tensor:
     return (per_seq * nonempty).sum() / nonempty.sum().clamp(min=1)
 
 
+AGGREGATIONS.register("token-mean")(Aggregation(
+    token_mean, lambda loss, n, nonempty, T, norm: torch.dot(loss, n) / n.sum().clamp(min=1), _token_share))
+AGGREGATIONS.register("seq-mean-token-sum")(Aggregation(
+    seq_mean_token_sum, lambda loss, n, nonempty, T, norm: torch.dot(loss, n) / nonempty.sum().clamp(min=1), _sequence_share))
+AGGREGATIONS.register("seq-mean-token-mean")(Aggregation(
+    seq_mean_token_mean, lambda loss, n, nonempty, T, norm: torch.dot(loss, nonempty) / nonempty.sum().clamp(min=1),
+    _sequence_share))
+AGGREGATIONS.register("seq-mean-token-sum-norm")(Aggregation(  # the norm is fixed by the caller: shares are row counts
+    seq_mean_token_sum_norm,
+    lambda loss, n, nonempty, T, norm: (loss * n).sum() / (loss.shape[0] * (T if norm is None else norm)), _row_share))
+
+
 def aggregate(loss: Tensor, mask: Tensor | None, mode: str = "token-mean", norm: float | None = None) -> Tensor:
     """Reduce per-token losses (B, T) to a scalar with the named aggregation."""
-    return AGGREGATIONS.get(mode)(loss, mask, norm)
+    return AGGREGATIONS.get(mode).tokens(loss, mask, norm)
 
 
 # ----------------------------------------------------------------------------------------
 # The clipped surrogate and its diagnostics
 
 
-def clipped_surrogate(log_ratio: Tensor, ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float,
+def clipped_surrogate(ratio: Tensor, adv: Tensor, clip_low: float, clip_high: float,
                       dual_clip: float | None = None) -> Tensor:
-    """PPO's pessimistic per-element loss max(-A r, -A clip(r, 1 - clip_low, 1 + clip_high)),
-    differentiable in log_ratio; ratio = exp(log_ratio), detached (the caller's, shared with the
-    diagnostics).
+    """PPO's pessimistic per-element loss, in the order CleanRL and verl write it:
+    max(-A ratio, -A clip(ratio, 1 - clip_low, 1 + clip_high)), with ratio = exp(log r) taken by
+    the caller (differentiable; its detached value serves the diagnostics).
 
-    log_ratio, ratio, adv: broadcastable, e.g. (B, T) and (B, 1), or (B,) and (B,). With dual_clip c
-    the loss of A < 0 elements is also capped at -A c (Ye et al. 2020; verl clip_ratio_c, TRL delta).
-    The value is the formula's. Its gradient w.r.t. log r is d(-A r)/d log r = -A r where the loss
-    is -A r (the clip does not bind) and 0 where a clip binds, added as (-A r) * (log r - sg[log r]),
-    which is 0 in value. This is what autograd of the formula gives, in one backward multiply, and
-    it keeps the float32 rounding of the earlier implementation (a study trains bit for bit alike).
+    ratio, adv: broadcastable, e.g. (B, T) and (B, 1), or (B,) and (B,). With dual_clip c the loss
+    of A < 0 elements is also capped at -A c (Ye et al. 2020; verl clip_ratio_c, TRL delta).
+    Autograd gives d loss / d log r = -A r where the clip does not bind and 0 where it does.
     """
     if not 0 < clip_low < 1 or clip_high <= 0:
         raise ValueError(f"clip range must satisfy 0 < clip_low < 1 and clip_high > 0; got {clip_low}, {clip_high}")
-    loss = torch.maximum(-adv * ratio, -adv * ratio.clamp(1 - clip_low, 1 + clip_high))
+    pg_loss1 = -adv * ratio
+    pg_loss2 = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
+    loss = torch.where(pg_loss2 > pg_loss1, pg_loss2, pg_loss1)  # the max; on a tie the unclipped term takes the gradient
     if dual_clip is not None:
         if dual_clip <= 1.0:
             raise ValueError(f"dual_clip must be > 1 (typically 3); got {dual_clip}")
         loss = torch.where(adv < 0, torch.minimum(loss, -adv * dual_clip), loss)
-    slope = torch.where(loss == -adv * ratio, ratio * -adv, 0.0)  # d loss / d log r
-    return loss + slope * (log_ratio - log_ratio.detach())
+    return loss
 
 
 def entropy_from_logits(logits: Tensor) -> Tensor:
@@ -223,10 +265,10 @@ def ppo_loss(
     clip_high = clip_low if clip_high is None else clip_high
     adv = _token_adv(advantages, log_prob)
     log_ratio = (log_prob - old_log_prob).clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO)  # (B, T)
-    ratio = torch.exp(log_ratio.detach())
-    loss = aggregate(clipped_surrogate(log_ratio, ratio, adv, clip_low, clip_high, dual_clip), mask, agg, norm)
-    return LossOutput(loss, lambda: _with_entropy(
-        ratio_diagnostics(log_ratio.detach(), ratio, adv, mask, mask, clip_low, clip_high, dual_clip), logits, mask))
+    ratio = torch.exp(log_ratio)
+    loss = aggregate(clipped_surrogate(ratio, adv, clip_low, clip_high, dual_clip), mask, agg, norm)
+    return LossOutput(loss, lambda: _with_entropy(ratio_diagnostics(
+        log_ratio.detach(), ratio.detach(), adv, mask, mask, clip_low, clip_high, dual_clip), logits, mask))
 
 
 @POLICY_LOSSES.register("grpo")
@@ -271,17 +313,9 @@ def aggregate_sequences(seq_loss: Tensor, mask: Tensor | None, T: int, mode: str
     sum(n_i l_i) / sum(n_i), seq-mean-token-mean the mean of l_i over non-empty sequences,
     seq-mean-token-sum sum(n_i l_i) over their number, seq-mean-token-sum-norm sum(n_i l_i) / (B norm).
     """
-    AGGREGATIONS.get(mode)  # an unknown name fails as in `aggregate`
     B = seq_loss.shape[0]
     n = seq_loss.new_full((B,), T) if mask is None else mask.sum(-1)  # (B,) tokens per sequence
-    nonempty = (n > 0).to(seq_loss.dtype)
-    if mode == "token-mean":
-        return torch.dot(seq_loss, n) / n.sum().clamp(min=1)
-    if mode == "seq-mean-token-mean":
-        return torch.dot(seq_loss, nonempty) / nonempty.sum().clamp(min=1)
-    if mode == "seq-mean-token-sum":
-        return torch.dot(seq_loss, n) / nonempty.sum().clamp(min=1)
-    return (seq_loss * n).sum() / (B * (T if norm is None else norm))
+    return AGGREGATIONS.get(mode).sequences(seq_loss, n, (n > 0).to(seq_loss.dtype), T, norm)
 
 
 def _gspo_clip(clip_low: float, clip_high: float | None, dual_clip: float | None) -> float:
@@ -306,12 +340,12 @@ def gspo_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, mask: 
     mask = check_mask(mask, log_prob)
     log_s = sequence_log_ratio(log_prob, old_log_prob, mask)  # (B,)
     adv = _sequence_adv(advantages, log_prob, mask)  # (B,)
-    s = torch.exp(log_s.detach())
-    seq_loss = clipped_surrogate(log_s, s, adv, clip_low, clip_high)  # (B,)
+    s = torch.exp(log_s)
+    seq_loss = clipped_surrogate(s, adv, clip_low, clip_high)  # (B,)
     loss = aggregate_sequences(seq_loss, mask, log_prob.shape[1], agg, norm)
     live = _nonempty(mask, log_prob)
     return LossOutput(loss, lambda: _with_entropy(
-        ratio_diagnostics(log_s.detach(), s, adv, live, live, clip_low, clip_high), logits, mask))
+        ratio_diagnostics(log_s.detach(), s.detach(), adv, live, live, clip_low, clip_high), logits, mask))
 
 
 @POLICY_LOSSES.register("gspo_token")
@@ -333,7 +367,7 @@ def gspo_token_loss(log_prob: Tensor, old_log_prob: Tensor, advantages: Tensor, 
     log_s = masked_mean(log_prob - old_log_prob, mask, dim=-1)  # (B,), not yet clamped
     log_ratio = (log_prob - log_prob.detach() + log_s.detach()[:, None]).clamp(max=MAX_LOG_S)  # (B, T)
     adv = _token_adv(advantages, log_prob)
-    loss = aggregate(clipped_surrogate(log_ratio, log_ratio.detach().exp(), adv, clip_low, clip_high), mask, agg, norm)
+    loss = aggregate(clipped_surrogate(torch.exp(log_ratio), adv, clip_low, clip_high), mask, agg, norm)
     live = _nonempty(mask, log_prob)
 
     def metrics() -> dict[str, Tensor]:

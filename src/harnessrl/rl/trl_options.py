@@ -26,10 +26,10 @@ from collections.abc import Container, Mapping
 from typing import Any
 
 from harnessrl.rl.losses import TRL_LOSS_TYPES
+from harnessrl.rl.objectives import OBJECTIVES
 
 #: TRL name -> harnessrl field (values copied as they are).
 RENAMED = {"epsilon": "clip_low", "epsilon_high": "clip_high", "delta": "dual_clip", "beta": "kl_coef"}
-SEQUENCE_OBJECTIVES = ("gspo", "gspo_token")
 
 
 def from_trl_names(data: Any, fields: Container[str], renamed: Mapping[str, str] = RENAMED) -> Any:
@@ -74,15 +74,19 @@ def _take(out: dict[str, Any], trl: str, ours: str, value: Any) -> None:
     out[ours] = value
 
 
+def _sequence_level(objective: str | None) -> bool:
+    return objective in OBJECTIVES and OBJECTIVES.get(objective).level == "sequence"
+
+
 def _objective(level: Any, objective: str | None) -> str:
     if level == "sequence":
         if objective in (None, "grpo"):
             return "gspo"
-        if objective in SEQUENCE_OBJECTIVES:
+        if _sequence_level(objective):
             return objective
         raise ValueError(f"importance_sampling_level='sequence' needs objective grpo or gspo, not {objective!r}")
     if level == "token":
-        if objective in SEQUENCE_OBJECTIVES:
+        if _sequence_level(objective):
             raise ValueError(f"importance_sampling_level='token' contradicts objective {objective!r} (a sequence ratio)")
         return objective or "grpo"
     raise ValueError(f"importance_sampling_level {level!r}: choose token or sequence")

@@ -36,7 +36,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 import torch
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from harnessrl.config import Config, ConfigError
 from harnessrl.episode import Episode
@@ -45,6 +45,7 @@ from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
 from harnessrl.rl.advantages import group_advantages
 from harnessrl.rl.critics import make_critic
+from harnessrl.rl.objectives import OBJECTIVES
 from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rollout.envs import open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
@@ -71,7 +72,8 @@ class AgentTrainConfig(Config):
     tasks_per_update: int = Field(4, ge=1)
     updates: int = Field(20, ge=1)
     grouping: str = Field("within", description="within (task x harness) | cross (task) | batch")
-    objective: Literal["grpo", "gspo", "gspo_token", "rloo", "ppo"] = "grpo"
+    objective: str = Field("grpo", description="grpo | gspo | gspo_token | rloo | ppo, or a registered objective "
+                           "(rl/objectives.py)")
     adv_scale: Literal["group", "batch", "none"] = "group"
     adv_eps: float = Field(1e-6, gt=0)
     clip_low: float | None = Field(None, gt=0, description="Default per objective (GSPO 3e-4, GRPO 0.2).")
@@ -115,14 +117,23 @@ class AgentTrainConfig(Config):
         # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level)
         return from_trl_names(data, cls.model_fields)
 
+    @field_validator("objective")
+    @classmethod
+    def _known_objective(cls, name: str) -> str:
+        if name not in OBJECTIVES:
+            raise ValueError(f"unknown objective {name!r}; choose one of: {', '.join(OBJECTIVES.names())} "
+                             "(or register one: rl/objectives.py)")
+        return name
+
     @model_validator(mode="after")
     def _check(self) -> "AgentTrainConfig":
         per_group = {"within": 1, "cross": len(self.harnesses)}.get(self.grouping, len(self.harnesses) * self.tasks_per_update)
-        if self.source == "online" and self.objective in lm_update.GROUP_OBJECTIVES and self.group_size * per_group < 2:
+        obj = OBJECTIVES.get(self.objective)
+        if self.source == "online" and not obj.critic and self.group_size * per_group < 2:
             raise ValueError(f"group_size={self.group_size} with the group-relative objective {self.objective!r} and "
                              f"grouping {self.grouping!r} puts one episode in every group, which gets zero advantage; "
                              "use group_size >= 2 (e.g. 8), or objective=ppo")
-        if self.dual_clip is not None and self.objective in ("gspo", "gspo_token"):
+        if self.dual_clip is not None and obj.level == "sequence":
             raise ValueError(f"dual_clip (TRL delta) caps token ratios; {self.objective!r} has a sequence ratio and no dual clip")
         if self.source == "offline" and not self.offline_store:
             raise ValueError("source=offline needs offline_store (the record store with the frozen episodes)")
@@ -136,10 +147,9 @@ class AgentTrainer:
         self.cfg, self.on_update, self.open_env = cfg, on_update, open_env
         self.run_dir = Path(cfg.run_dir)
         self.run_id = cfg.run_id or self.run_dir.name
-        self.objective = cfg.objective
-        self.clip = (cfg.clip_low or lm_update.DEFAULT_CLIP[cfg.objective][0],
-                     cfg.clip_high or lm_update.DEFAULT_CLIP[cfg.objective][1])
-        self.agg = cfg.loss_agg or lm_update.DEFAULT_AGG[cfg.objective]
+        self.objective = obj = OBJECTIVES.get(cfg.objective)
+        self.clip = (cfg.clip_low or obj.clip[0], cfg.clip_high or obj.clip[1])
+        self.agg = cfg.loss_agg or obj.agg
         if cfg.backend == "ray":
             raise ConfigError("backend=ray is not supported for LM training: generation runs in this process as one "
                               "batched forward per turn over the whole group, and stepping environments in Ray actors "
@@ -159,7 +169,7 @@ class AgentTrainer:
             self.policy.freeze_reference()  # before any resume: the reference is the starting weights
         self.critic = None
         groups = [{"params": self.policy.trainable_parameters(), "lr": cfg.lr}]
-        if cfg.objective == "ppo":
+        if obj.critic:
             hidden = self.policy.model.config.hidden_size
             self.critic = make_critic(cfg.critic, hidden, len(self.harnesses), hidden=(64,)).to(self.policy.device)
             groups.append({"params": list(self.critic.parameters()), "lr": cfg.critic_lr})
@@ -220,8 +230,9 @@ class AgentTrainer:
         batch = build_batch(episodes, self.policy.pad_token_id)
         rewards = torch.tensor([e.reward for e in episodes], dtype=torch.float32)
         contexts = [(e.context.task_id, e.context.harness_id) for e in episodes]
-        ga = group_advantages(rewards, contexts, rule=cfg.grouping, estimator="rloo" if cfg.objective == "rloo" else "grpo",
-                              **({} if cfg.objective == "rloo" else {"scale": cfg.adv_scale, "eps": cfg.adv_eps}))
+        estimator = "grpo" if self.objective.critic else self.objective.advantage  # PPO: GAE per token; grpo's for the logs
+        ga = group_advantages(rewards, contexts, rule=cfg.grouping, estimator=estimator,
+                              **({"scale": cfg.adv_scale, "eps": cfg.adv_eps} if estimator == "grpo" else {}))
         context = torch.tensor([self.harness_index[episodes[e].context.harness_id] for e in batch.episode.tolist()])
         t1 = time.perf_counter()
         with_ref = bool(cfg.kl_coef or cfg.log_kl)
@@ -231,7 +242,7 @@ class AgentTrainer:
         adv, returns = lm_update.token_advantages(cfg.objective, ga.advantages, batch, rewards, scored, cfg.gamma, cfg.lam)
         old_for_ratio = None
         if self.frozen is not None and cfg.offline_correction == "tis":
-            adv = adv * _tis_weights(scored.old, batch.behaviour, batch.mask, cfg.tis_cap, cfg.objective)
+            adv = adv * _tis_weights(scored.old, batch.behaviour, batch.mask, cfg.tis_cap, self.objective.sequence_advantage)
         elif self.frozen is not None and cfg.offline_correction == "ratio":
             old_for_ratio = batch.behaviour
         gen = torch.Generator().manual_seed(_mix(cfg.seed, u, 2))
@@ -321,10 +332,11 @@ def adamw(params: Any, **kwargs: Any) -> torch.optim.AdamW:
         return torch.optim.AdamW(params, **kwargs)
 
 
-def _tis_weights(old: torch.Tensor, behaviour: torch.Tensor, mask: torch.Tensor, cap: float, objective: str) -> torch.Tensor:
-    """Truncated importance weights min(pi_old / pi_behaviour, cap): per token, or per sequence for GSPO."""
+def _tis_weights(old: torch.Tensor, behaviour: torch.Tensor, mask: torch.Tensor, cap: float,
+                 per_sequence: bool) -> torch.Tensor:
+    """Truncated importance weights min(pi_old / pi_behaviour, cap): per token, or per sequence (GSPO)."""
     log_w = (old - behaviour) * mask
-    if objective == "gspo":
+    if per_sequence:
         log_w = (log_w.sum(-1) / mask.sum(-1).clamp(min=1))[:, None].expand_as(mask)
     return torch.exp(log_w).clamp(max=cap) * mask
 

@@ -18,16 +18,11 @@ import torch
 from harnessrl.policies.lm import LMPolicy, token_logprobs
 from harnessrl.rl.advantages import gae
 from harnessrl.rl.kl import kl_loss, kl_penalty
-from harnessrl.rl.losses import policy_loss
+from harnessrl.rl.losses import AGGREGATIONS
+from harnessrl.rl.objectives import OBJECTIVES
 from harnessrl.rl.value import value_loss
 from harnessrl.rl.masked import masked_mean, masked_whiten
 from harnessrl.train.sequences import TokenBatch, micro_batches
-
-GROUP_OBJECTIVES = ("grpo", "gspo", "gspo_token", "rloo")
-#: The clip range each objective uses unless the config says otherwise (GSPO: the paper's 3e-4 / 4e-4).
-DEFAULT_CLIP = {"grpo": (0.2, 0.28), "rloo": (0.2, 0.28), "ppo": (0.2, 0.2), "gspo": (3e-4, 4e-4), "gspo_token": (3e-4, 4e-4)}
-DEFAULT_AGG = {"grpo": "token-mean", "rloo": "token-mean", "ppo": "token-mean", "gspo": "seq-mean-token-mean",
-               "gspo_token": "seq-mean-token-mean"}
 
 
 @dataclass
@@ -87,7 +82,7 @@ def token_advantages(objective: str, seq_adv: torch.Tensor | None, batch: TokenB
     """(advantages (B, T), returns (B, T) or None). Group objectives: the episode's advantage on
     each of its tokens. PPO: GAE over generated tokens with the episode reward on its last token."""
     mask = batch.mask
-    if objective != "ppo":
+    if not OBJECTIVES.get(objective).critic:
         return seq_adv[batch.episode][:, None] * mask, None
     token_rewards = torch.zeros_like(mask)
     last_row: dict[int, int] = {}
@@ -98,15 +93,6 @@ def token_advantages(objective: str, seq_adv: torch.Tensor | None, batch: TokenB
         token_rewards[b, t] = rewards[e]
     adv, returns = gae(token_rewards, scored.values, mask, gamma=gamma, lam=lam)
     return masked_whiten(adv, mask), returns
-
-
-def _weight(agg: str, micro: torch.Tensor, whole: torch.Tensor) -> float:
-    """Share of the minibatch loss a micro-batch carries, so that micro-batch losses add up exactly."""
-    if agg == "token-mean":
-        return float(micro.sum() / whole.sum().clamp(min=1))
-    if agg in ("seq-mean-token-mean", "seq-mean-token-sum"):
-        return float((micro.sum(-1) > 0).sum() / (whole.sum(-1) > 0).sum().clamp(min=1))
-    return micro.shape[0] / whole.shape[0]  # seq-mean-token-sum-norm (norm fixed by the caller)
 
 
 def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, batch: TokenBatch,
@@ -122,6 +108,7 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
     old_for_ratio: log-probs the ratio is taken against (default pi_old = scored.old).
     """
     model, T = policy.model, policy.cfg.temperature or 1.0
+    obj, share = OBJECTIVES.get(objective), AGGREGATIONS.get(agg).share
     params = policy.trainable_parameters() + (list(critic.parameters()) if critic is not None else [])
     old = scored.old if old_for_ratio is None else old_for_ratio
     norm = float(batch.attention.sum(-1).max())
@@ -139,15 +126,14 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
             for idx in micro_batches(batch, mb_idx, micro_tokens):
                 mb = batch.rows(idx).to(policy.device)
                 w = mb.ids.shape[1]
-                wt = _weight(agg, batch.mask[idx], whole)
+                wt = share(batch.mask[idx], whole)
                 s = token_logprobs(model, mb.ids, mb.attention, mb.mask, T, with_entropy=old is None,
                                    with_hidden=critic is not None, share_prefix=True)
                 lp = s.logprobs
                 dev = lambda x: x[idx, :w].to(lp.device)  # noqa: E731
                 old_mb = lp.detach() if old is None else dev(old)
-                out = policy_loss(objective, lp, old_mb, dev(adv) if objective not in ("gspo",) else
-                                  _seq(dev(adv), mb.mask), mb.mask, clip_low=clip[0], clip_high=clip[1], agg=agg, norm=norm,
-                                  dual_clip=dual_clip)
+                out = obj.loss(lp, old_mb, _seq(dev(adv), mb.mask) if obj.sequence_advantage else dev(adv), mb.mask,
+                               clip_low=clip[0], clip_high=clip[1], agg=agg, norm=norm, dual_clip=dual_clip)
                 if s.entropy is not None:
                     _acc(stats, {"entropy": masked_mean(s.entropy.detach(), mb.mask)}, wt)
                 loss = out.loss
@@ -175,7 +161,7 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
 
 
 def _seq(adv_tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """GSPO takes one advantage per sequence: the mean over its trained tokens."""
+    """An objective with one advantage per sequence (GSPO) takes the mean over its trained tokens."""
     return masked_mean(adv_tokens, mask, dim=-1)
 
 
