@@ -35,6 +35,7 @@ from harnessrl.engines.trl_config import TRLPlan, TRLRunConfig, translate
 from harnessrl.engines.trl_rollout import Collect, HarnessRollout, dataset_rows, harness_reward
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.rollout.loop import task_id_of
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.checkpoint import check_same_config
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.metrics import MetricsTable
@@ -45,7 +46,7 @@ CONFIG_FILE = "harnessrl_config.json"
 
 
 class TRLEngine:
-    def __init__(self, cfg: TRLRunConfig, *, tasks: list[Any] | None = None, harnesses: list[Harness] | None = None,
+    def __init__(self, cfg: TRLRunConfig, *, tasks: list[TaskLike] | None = None, harnesses: list[Harness] | None = None,
                  open_env: Callable[[Any, int], Any] | None = None, collect: Collect | None = None):
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental in TRL 1.x
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")

@@ -44,6 +44,7 @@ from harnessrl.harness.base import Harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
 from harnessrl.rollout.loop import RolloutItem, run_group, task_id_of
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.sequences import episode_rows
 
 
@@ -140,7 +141,7 @@ Collect = Callable[[list[Assigned], Any, int], list[Episode]]
 class HarnessRollout:
     """TRL `rollout_func`: runs this process's share of a generation batch as harnessrl episodes."""
 
-    def __init__(self, *, policy_cfg: LMConfig, tokenizer: Any, tasks: list[Any], harnesses: list[Harness],
+    def __init__(self, *, policy_cfg: LMConfig, tokenizer: Any, tasks: list[TaskLike], harnesses: list[Harness],
                  num_generations: int, store: RecordStore | str, run_id: str, seed: int = 0,
                  open_env: Callable[[Any, int], Any] | None = None, collect: Collect | None = None):
         from harnessrl.rollout.envs import open_env as default_open_env

@@ -21,6 +21,7 @@ import numpy as np
 
 from harnessrl.harness.base import Harness, Intent
 from harnessrl.rollout.envs import open_env as default_open_env
+from harnessrl.tasks.contract import TaskLike
 
 ContrastFn = Callable[[Any, Any], tuple[Intent, Intent] | None]  # (task, session) -> (better, worse)
 CONTRASTS: dict[str, ContrastFn] = {}
@@ -36,7 +37,7 @@ def describe_contrasts(kinds: set[str]) -> str:
     return "; ".join(DESCRIPTIONS[k] for k in sorted(kinds) if k in DESCRIPTIONS)
 
 
-def _lookup_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
+def _lookup_contrast(task: TaskLike, session: Any) -> tuple[Intent, Intent] | None:
     others = [o for o in task.objects if o != task.target]
     if not others:
         return None
@@ -44,7 +45,7 @@ def _lookup_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
     return Intent("read", path=task.target), Intent("read", path=other)
 
 
-def _miniwob_contrast(task: Any, session: Any) -> tuple[Intent, Intent] | None:
+def _miniwob_contrast(task: TaskLike, session: Any) -> tuple[Intent, Intent] | None:
     from harnessrl.harness._miniwob import contrast  # imports the browser stack only when a MiniWoB task is scored
 
     return contrast(task, session)
@@ -67,7 +68,7 @@ class Contrast:
     worse: str
 
 
-def contrasts(harnesses: list[Harness], tasks: list[Any], seeds: tuple[int, ...] = (0,),
+def contrasts(harnesses: list[Harness], tasks: list[TaskLike], seeds: tuple[int, ...] = (0,),
               open_env: Callable[[Any, int], Any] = default_open_env) -> list[Contrast]:
     """First-turn states of every (task, harness, seed) with a registered contrast."""
     out = []

@@ -29,12 +29,13 @@ from harnessrl.policies.registry import PolicySpec
 from harnessrl.records import RecordStore
 from harnessrl.rollout.backends import Job, run_jobs
 from harnessrl.rollout.suites import load_suite, pick_tasks, task_id
+from harnessrl.tasks.contract import TaskLike
 
 
 @dataclass
 class EvalPlan:
     suite_name: str
-    tasks: list[Any]
+    tasks: list[TaskLike]
     harnesses: list[Harness]
     seeds: list[int]
     cells: list[tuple[Any, Harness]]  # in scope, in run order
@@ -64,7 +65,7 @@ class EvalResult:
         return self.plan.out_of_scope
 
 
-def scope_reason(harness: Harness, task: Any) -> str | None:
+def scope_reason(harness: Harness, task: TaskLike) -> str | None:
     if hasattr(harness, "compatibility"):
         return harness.compatibility(task)
     if harness.supports(task):

@@ -29,6 +29,8 @@ from typing import Any, Iterable
 
 from harnessrl.config import ConfigError
 from harnessrl.records import RecordStore, episode_to_json
+from harnessrl.rollout.suites import task_id
+from harnessrl.tasks.contract import TaskLike
 
 FORMAT = "harnessrl-seal/1"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -50,7 +52,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def task_fingerprint(task: Any) -> str:
+def task_fingerprint(task: Task) -> str:
     """SHA-256 over a task's folder (file names and bytes), independent of its id."""
     root = Path(task.root)
     h = hashlib.sha256()
@@ -63,10 +65,6 @@ def harness_fingerprint(harness: Any) -> str:
     """SHA-256 over a harness spec without its id and description (what the agent meets)."""
     spec = getattr(harness, "spec", harness)
     return sha256(canonical(spec.model_dump(mode="json", exclude={"id", "description"})))
-
-
-def _task_id(task: Any) -> str:
-    return getattr(task, "task_id", None) or task.id
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ def create_seal(name: str, *, tasks: Iterable[Any] = (), harnesses: Iterable[Any
         raise ConfigError("a seal needs at least one task or harness")
     manifest = {
         "format": FORMAT, "name": name, "suite": suite, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "note": note,
-        "tasks": [{"id": _task_id(t), "fingerprint": task_fingerprint(t)} for t in tasks],
+        "tasks": [{"id": task_id(t), "fingerprint": task_fingerprint(t)} for t in tasks],
         "harnesses": [{"id": h.id, "fingerprint": harness_fingerprint(h)} for h in harnesses],
     }
     directory = seals_dir(directory)
@@ -146,7 +144,7 @@ def check_not_sealed(*, tasks: Iterable[Any] = (), harnesses: Iterable[Any] = ()
         if tid in sealed_tasks:
             hits.append(f"task {tid} (seal {sealed_tasks[tid]})")
     for t in tasks:
-        tid, fp = _task_id(t), (task_fingerprint(t) if getattr(t, "root", None) else None)
+        tid, fp = task_id(t), (task_fingerprint(t) if getattr(t, "root", None) else None)
         if tid in sealed_tasks or fp in sealed_task_fp:
             hits.append(f"task {tid} (seal {sealed_tasks.get(tid) or sealed_task_fp[fp]})")
     for hid in harness_ids:
@@ -210,8 +208,8 @@ def verify_seal(name: str, store: RecordStore | None = None, directory: str | Pa
     problems = verify_manifest(seal)
     fps = {t["id"]: t["fingerprint"] for t in seal.manifest["tasks"]}
     for t in tasks:
-        if _task_id(t) in fps and task_fingerprint(t) != fps[_task_id(t)]:
-            problems.append(f"task {_task_id(t)} changed since it was sealed")
+        if task_id(t) in fps and task_fingerprint(t) != fps[task_id(t)]:
+            problems.append(f"task {task_id(t)} changed since it was sealed")
     hfps = {h["id"]: h["fingerprint"] for h in seal.manifest["harnesses"]}
     for h in harnesses:
         if h.id in hfps and harness_fingerprint(h) != hfps[h.id]:

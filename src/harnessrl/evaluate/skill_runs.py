@@ -36,6 +36,7 @@ from harnessrl.harness.skills import Skill, with_skill
 from harnessrl.policies.base import Policy
 from harnessrl.rollout.envs import open_env as default_open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
+from harnessrl.tasks.contract import TaskLike
 
 LOG_NAME = "optimizer_log.jsonl"
 META_KEY = "skillopt"
@@ -51,7 +52,7 @@ def run_skill(
     policy: Policy,
     spec: HarnessSpec,
     skill: Skill | None,
-    tasks: Sequence[Any],
+    tasks: Sequence[TaskLike],
     seeds: Sequence[int],
     *,
     run_id: str,

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness.base import Harness, Intent, Session, Verdict, fill
+from harnessrl.tasks.contract import TaskLike
 
 WORKDIR = "/app"
 _CWD_MARK = "__harnessrl_cwd__:"
@@ -97,7 +98,7 @@ def _strip_mark(stdout: str) -> tuple[str, str | None]:
 # ----------------------------------------------------------------------------------------
 # Capabilities and the scope rule
 
-def task_needs(task: Any) -> set[str]:
+def task_needs(task: TaskLike) -> set[str]:
     """`shell` for tasks only solvable by running commands (task.toml `needs_shell`), else `edit`."""
     return {"shell"} if getattr(task, "needs_shell", False) else {"edit"}
 
@@ -110,13 +111,13 @@ class CodeHarness(Harness):
     tool_capabilities: ClassVar[dict[str, frozenset[str]]] = {}
 
     @property
-    def capabilities(self) -> set[str]:
+    def capabilities(self) -> set[str]:  # the tools' capabilities (Harness.capabilities)
         caps: set[str] = set()
         for tool in self.tools:
             caps |= self.tool_capabilities.get(tool, frozenset())
         return caps
 
-    def compatibility(self, task: Any) -> str | None:
+    def compatibility(self, task: TaskLike) -> str | None:
         """None when the cell is in scope; otherwise the reason it is not."""
         kind = getattr(task, "kind", None)
         if kind not in self.env_kinds:
@@ -126,16 +127,10 @@ class CodeHarness(Harness):
             return f"task needs {', '.join(sorted(missing))}; harness {self.id!r} has only {', '.join(sorted(self.capabilities)) or 'nothing'}"
         return None
 
-    def supports(self, task: Any) -> bool:
+    def supports(self, task: TaskLike) -> bool:
         return self.compatibility(task) is None
 
     # -- scripted plans -------------------------------------------------------------------
-
-    def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
-        """Text for the next turn of a scripted plan, and how many of `intents` it carries out
-        (0 = a preparatory action such as opening a file first). Styles that accept several
-        actions per turn override this to batch them."""
-        return self.render_intent(intents[0], session), 1
 
     def expressible(self, intent: Intent) -> bool:
         """False when this syntax cannot carry the intent (e.g. content holding a format marker)."""
@@ -147,7 +142,7 @@ class CodeSession(Session):
 
     harness: CodeHarness
 
-    def __init__(self, harness: CodeHarness, task: Any, env: Any, seed: int):
+    def __init__(self, harness: CodeHarness, task: TaskLike, env: Any, seed: int):
         super().__init__(harness, task, env, seed)
         self.shell = Shell(env, harness.spec.command_timeout_s)
         self.stop_reason = ""

@@ -45,6 +45,7 @@ from harnessrl.envs.miniwob import (
     task_name,
 )
 from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
+from harnessrl.tasks.contract import TaskLike
 
 TOOLS = ("click", "type", "press", "wait", "stop")
 DEFAULT_WAIT_MS = 500
@@ -167,11 +168,11 @@ class MiniWoBHarness(Harness):
     all_tools: ClassVar[tuple[str, ...]] = TOOLS
     session_class = MiniWoBSession
 
-    def compatibility(self, task: Any) -> str | None:
+    def compatibility(self, task: TaskLike) -> str | None:
         kind = getattr(task, "kind", None)
         return None if kind in self.env_kinds else f"{self.style} drives MiniWoB tasks, not {kind!r}"
 
-    def supports(self, task: Any) -> bool:
+    def supports(self, task: TaskLike) -> bool:
         return self.compatibility(task) is None
 
     def render_page(self, session: MiniWoBSession) -> str:
@@ -202,7 +203,7 @@ def plan(state: Any) -> list[Intent]:
     return [] if action is None else [intent_of(action)]
 
 
-def contrast(task: Any, session: MiniWoBSession) -> tuple[Intent, Intent] | None:
+def contrast(task: TaskLike, session: MiniWoBSession) -> tuple[Intent, Intent] | None:
     """The preference analysis's pair on a task's first page: the oracle's action vs a click on
     another element that has text of its own (a fixed distractor: the first such element in page
     order, the same under every harness since refs do not depend on the harness)."""

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from harnessrl.config import Config, ConfigError, read_file
+from harnessrl.tasks.contract import TaskLike
 
 # ---------------------------------------------------------------------------------------
 # Data passed between harness, policy and rollout
@@ -140,7 +141,7 @@ def fill(template: str, **values: Any) -> str:
 class Session(ABC):
     """One episode of one task under one harness. Created by `Harness.open`."""
 
-    def __init__(self, harness: "Harness", task: Any, env: Any, seed: int):
+    def __init__(self, harness: "Harness", task: TaskLike, env: Any, seed: int):
         self.harness, self.task, self.env, self.seed = harness, task, env, seed
         self.messages: list[dict[str, str]] = []
         self.turn = 0
@@ -218,10 +219,10 @@ class Harness(ABC):
     def tools(self) -> tuple[str, ...]:
         return tuple(self.spec.tools) if self.spec.tools is not None else self.all_tools
 
-    def supports(self, task: Any) -> bool:
+    def supports(self, task: TaskLike) -> bool:
         return getattr(task, "kind", None) in self.env_kinds
 
-    def open(self, task: Any, env: Any, seed: int) -> Session:
+    def open(self, task: TaskLike, env: Any, seed: int) -> Session:
         if not self.supports(task):
             raise ConfigError(f"harness {self.id!r} ({self.style}) cannot drive {task.kind!r} tasks; it drives {self.env_kinds}")
         session = self.session_class(self, task, env, seed)
@@ -235,6 +236,21 @@ class Harness(ABC):
     @abstractmethod
     def render_intent(self, intent: Intent, session: Session) -> str:
         """An abstract action -> model output text in this style's syntax (the inverse of parse)."""
+
+    # -- what scripted policies (the oracle, its faulty variants, the attacks) rely on -----
+
+    @property
+    def capabilities(self) -> set[str] | None:
+        """What the harness's tools let an agent do to a workspace ("shell", "edit"); None for a
+        harness that works on no files or commands (lookup, web pages). Code harnesses derive it
+        from their tools."""
+        return None
+
+    def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
+        """Text for the next turn of a scripted plan, and how many of `intents` it carries out
+        (0 = a preparatory action such as opening a file first). Styles that accept several
+        actions per turn override this to batch them."""
+        return self.render_intent(intents[0], session), 1
 
     def format_error_message(self, err: FormatError) -> str:
         return f"Your response could not be parsed: {err.message}\nPlease answer again in the required format."

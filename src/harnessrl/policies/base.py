@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from harnessrl.tasks.contract import TaskLike
+
 
 @dataclass(slots=True)
 class AgentState:
@@ -49,7 +51,7 @@ class Privileged:
     view: the session's structured state at this turn (a MiniWoB page), refreshed every turn.
     """
 
-    task: Any
+    task: TaskLike
     session: Any
     harness: Any
     view: dict[str, Any] = field(default_factory=dict)

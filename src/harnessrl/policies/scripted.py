@@ -33,6 +33,7 @@ from typing import Any
 from harnessrl.config import ConfigError
 from harnessrl.harness.base import Intent
 from harnessrl.policies.base import Action, AgentState, Policy, Privileged
+from harnessrl.tasks.contract import TaskLike
 
 #: text that is malformed in every built-in code/terminal style (see the module docstring)
 MALFORMED = '<tool_call>{"name": oops</tool_call>\nnotes.txt\n<<<<<<< SEARCH\nhalf a block and no JSON object\n```\nan unclosed listing\n'
@@ -62,7 +63,7 @@ def _planner(kind: str) -> Planner | None:
 # Plans from reference solutions
 
 
-def solution_plan(task: Any, shell: bool, scratch: Callable[[Any], dict[str, str]] | None = None) -> list[Intent]:
+def solution_plan(task: TaskLike, shell: bool, scratch: Callable[[Any], dict[str, str]] | None = None) -> list[Intent]:
     """Intents that replay `task.solution`; without `shell`, a script's effect as file writes."""
     sol = getattr(task, "solution", None)
     if sol is None:
@@ -81,7 +82,7 @@ def solution_plan(task: Any, shell: bool, scratch: Callable[[Any], dict[str, str
     return plan
 
 
-def scratch_run(task: Any) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, int]]:
+def scratch_run(task: TaskLike) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, int]]:
     """Run the full solution in a throwaway sandboxed workspace: the files before and after
     ({path: bytes}) and the mode of each file after (executable bits)."""
     import os
@@ -99,7 +100,7 @@ def scratch_run(task: Any) -> tuple[dict[str, bytes], dict[str, bytes], dict[str
     return before, after, modes
 
 
-def scratch_effect(task: Any) -> dict[str, str]:
+def scratch_effect(task: TaskLike) -> dict[str, str]:
     """Run the full solution in a throwaway sandboxed workspace; {path: content} it changed."""
     before, after, _ = scratch_run(task)
     gone = sorted(set(before) - set(after))
@@ -121,9 +122,7 @@ def render_next(state: AgentState, plan: list[Intent]) -> tuple[str, int]:
     if not plan:
         plan = [Intent("finish", message="Done.")]
     ch = channel(state)
-    if hasattr(ch.harness, "render_turn"):
-        return ch.harness.render_turn(plan, ch.session)
-    return ch.harness.render_intent(plan[0], ch.session), 1
+    return ch.harness.render_turn(plan, ch.session)
 
 
 class PlanPolicy(Policy):
@@ -140,7 +139,7 @@ class PlanPolicy(Policy):
     def plan(self, state: AgentState) -> list[Intent]:
         raise NotImplementedError
 
-    def scratch(self, task: Any) -> dict[str, str]:
+    def scratch(self, task: TaskLike) -> dict[str, str]:
         if task.id not in self._scratch:
             self._scratch[task.id] = scratch_effect(task)
         return self._scratch[task.id]
@@ -168,7 +167,8 @@ class Oracle(PlanPolicy):
 
     def plan(self, state: AgentState) -> list[Intent]:
         ch = channel(state)
-        shell = "shell" in getattr(ch.harness, "capabilities", {"shell"})
+        caps = ch.harness.capabilities
+        shell = caps is None or "shell" in caps
         return solution_plan(ch.task, shell, self.scratch)
 
 
@@ -201,7 +201,7 @@ class DropRequirement(PlanPolicy):
     policy_id = "oracle-drop"
     injects = "dropped_requirement"
 
-    def injected_fault(self, task: Any) -> str | None:
+    def injected_fault(self, task: TaskLike) -> str | None:
         return self.injects
 
     def plan(self, state: AgentState) -> list[Intent]:
@@ -221,7 +221,7 @@ class BreakExisting(Oracle):
     policy_id = "oracle-break"
     injects = "broke_existing"
 
-    def injected_fault(self, task: Any) -> str | None:
+    def injected_fault(self, task: TaskLike) -> str | None:
         return self.injects if regression_only_name(task) is not None else None
 
     def plan(self, state: AgentState) -> list[Intent]:
@@ -242,7 +242,7 @@ class Malformed(PlanPolicy):
     policy_id = "oracle-malformed"
     injects = "format_error"
 
-    def injected_fault(self, task: Any) -> str | None:
+    def injected_fault(self, task: TaskLike) -> str | None:
         return self.injects
 
     def turn_text(self, state: AgentState) -> str:
@@ -301,7 +301,7 @@ def _imported_names(source: str) -> dict[str, set[str]]:
     return out
 
 
-def regression_only_name(task: Any) -> tuple[str, str] | None:
+def regression_only_name(task: TaskLike) -> tuple[str, str] | None:
     """(module, name) used by the regression tests and by no requirement test, if any.
 
     Read from the hidden tests, which a scripted policy may see (it is not a learner)."""

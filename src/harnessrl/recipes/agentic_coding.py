@@ -51,6 +51,7 @@ from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import json_stage
 from harnessrl.recipes.workers import folder_lock
 from harnessrl.rollout.loop import RolloutItem, run_group
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.agent import AgentTrainConfig
 from harnessrl.train.sft import build_tiny_for
 from harnessrl.train.tasks import load_tasks, task_id
@@ -213,7 +214,7 @@ def check_cells(harnesses: list[Harness], suites: dict[str, list[Any]]) -> None:
 # 2. Seals: the held-back slice (before training) and the fresh folder
 
 
-def _seal(out: Path, kind: str, tasks: list[Any], note: str) -> Seal:
+def _seal(out: Path, kind: str, tasks: list[TaskLike], note: str) -> Seal:
     """One seal per recipe folder and suite key; loaded when it exists (resume), else created now."""
     name = f"agentic-{kind}-" + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:10]
     try:
@@ -222,7 +223,7 @@ def _seal(out: Path, kind: str, tasks: list[Any], note: str) -> Seal:
         return create_seal(name, tasks=tasks, suite="", directory=out / "seals", note=note)
 
 
-def written_after(tasks: list[Any], started: float) -> list[bool]:
+def written_after(tasks: list[TaskLike], started: float) -> list[bool]:
     """Per task: was every file of its folder last written after `started` (a Unix time)?
     File times are what a folder can show; the seal's time stamp fixes them from then on."""
     def oldest(t: Any) -> float:
@@ -255,7 +256,7 @@ def check_resumable(cfg: AgenticCodingConfig, out: Path) -> None:
         atomic_write_text(path, json.dumps(new, indent=2))
 
 
-def evaluate(policy: LMPolicy, harnesses: list[Harness], tasks: list[Any], seeds: int, run_id: str,
+def evaluate(policy: LMPolicy, harnesses: list[Harness], tasks: list[TaskLike], seeds: int, run_id: str,
              store: RecordStore, group: int) -> list[str]:
     """Greedy episodes of `policy` on every (task, harness, seed); stored once (idempotent on resume)."""
     done = set(store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist())

@@ -28,6 +28,7 @@ from harnessrl.episode import Episode
 from harnessrl.fileio import atomic_write_text
 from harnessrl.policies.lm import LMPolicy
 from harnessrl.records import RecordStore
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.agent import AgentTrainConfig, AgentTrainer
 from harnessrl.train.metrics import episode_columns, harness_columns
 
@@ -48,7 +49,7 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def train_agent(tcfg: AgentTrainConfig, tasks: list[Any], engine: str = "native",
+def train_agent(tcfg: AgentTrainConfig, tasks: list[TaskLike], engine: str = "native",
                 on_update: Callable[[dict[str, Any]], None] | None = None) -> Trained:
     """Train `tcfg` to its last update (continuing its checkpoint if one exists) with `engine`."""
     if check_engine(engine) == "native":
@@ -58,7 +59,7 @@ def train_agent(tcfg: AgentTrainConfig, tasks: list[Any], engine: str = "native"
     return _train_trl(tcfg, tasks, on_update)
 
 
-def _train_trl(tcfg: AgentTrainConfig, tasks: list[Any], on_update: Callable[[dict[str, Any]], None] | None) -> Trained:
+def _train_trl(tcfg: AgentTrainConfig, tasks: list[TaskLike], on_update: Callable[[dict[str, Any]], None] | None) -> Trained:
     run_dir = Path(tcfg.run_dir)
     final = run_dir / "final"
     policy_cfg = tcfg.policy
@@ -86,7 +87,7 @@ def _train_trl(tcfg: AgentTrainConfig, tasks: list[Any], on_update: Callable[[di
     return Trained(rows, LMPolicy.from_config(trained))
 
 
-def _trl_engine(tcfg: AgentTrainConfig, policy_cfg: Any, tasks: list[Any]) -> Any:
+def _trl_engine(tcfg: AgentTrainConfig, policy_cfg: Any, tasks: list[TaskLike]) -> Any:
     """The run as the TRL engine's config: only the keys the recipe set, less the native-only ones."""
     from harnessrl.engines.trl import TRLEngine
     from harnessrl.engines.trl_config import TRLRunConfig

@@ -62,6 +62,7 @@ from harnessrl.recipes.stages import check_same_config, json_stage
 from harnessrl.recipes.workers import DirectQueue, all_runs, folder_lock, run_pool
 from harnessrl.rollout.backends import Job, run_jobs
 from harnessrl.recipes.engine import train_agent
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.agent import AgentTrainConfig
 from harnessrl.train.sft import build_tiny_for, warm_start
 from harnessrl.train.tasks import load_tasks, task_id
@@ -97,7 +98,7 @@ def policy_config(cfg: HarnessTeacherConfig, model: str, **kw: Any) -> LMConfig:
 # Sampling a policy under harnesses (the estimators' input), idempotent in the record store
 
 
-def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks: list[Any], n: int, run_id: str,
+def sample(cfg: HarnessTeacherConfig, model: str, harness_ids: list[str], tasks: list[TaskLike], n: int, run_id: str,
            store: RecordStore, reference: LazyPolicy | None, progress: Progress, adapter: str | None = None) -> list[str]:
     """n temperature-1 episodes per (task, harness), stored under run_id with the reference's log-prob."""
     ids = [f"{run_id}-{i:06d}" for i in range(len(harness_ids) * len(tasks) * n)]

@@ -43,6 +43,7 @@ from harnessrl.recipes.workers import all_runs, folder_lock, run_pool
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.recipes.engine import train_agent
 from harnessrl.rollout.envs import open_env
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.agent import AgentTrainConfig
 from harnessrl.train.manifest import MANIFEST, build_manifest, freeze
 from harnessrl.train.sft import build_tiny_for
@@ -121,7 +122,7 @@ def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:
 # 2. RL runs and evaluations (one job per rule x seed, in worker processes)
 
 
-def evaluate(policy: LMPolicy, harness_ids: list[str], tasks: list[Any], seeds: int, run_id: str,
+def evaluate(policy: LMPolicy, harness_ids: list[str], tasks: list[TaskLike], seeds: int, run_id: str,
              store: RecordStore, group: int = 256) -> list[str]:
     """Greedy episodes of `policy` on every (task, harness, seed); stored once (idempotent on resume)."""
     done = store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist()

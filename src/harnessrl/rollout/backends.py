@@ -36,6 +36,7 @@ from harnessrl.policies.base import Policy
 from harnessrl.policies.registry import PolicySpec, check_policy, make_policy
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.rollout.pool import run_pool
+from harnessrl.tasks.contract import TaskLike
 
 BACKENDS = ("local", "ray")
 
@@ -43,7 +44,7 @@ BACKENDS = ("local", "ray")
 @dataclass(frozen=True)
 class Job:
     harness: HarnessSpec
-    task: Any
+    task: TaskLike
     seed: int
     index: int = 0
 

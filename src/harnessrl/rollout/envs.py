@@ -11,6 +11,7 @@ import importlib
 from typing import Any, Callable
 
 from harnessrl.config import ConfigError
+from harnessrl.tasks.contract import TaskLike
 
 ENV_OPENERS: dict[str, str] = {
     "code": "harnessrl.rollout.envs:open_task_runtime",
@@ -27,11 +28,11 @@ def opener(kind: str) -> Callable[[Any, int], Any]:
     return getattr(importlib.import_module(module), name)
 
 
-def open_env(task: Any, seed: int) -> Any:
+def open_env(task: TaskLike, seed: int) -> Any:
     return opener(task.kind)(task, seed)
 
 
-def max_open(tasks: list[Any]) -> int | None:
+def max_open(tasks: list[TaskLike]) -> int | None:
     """How many envs of these tasks one lockstep group may hold open at once (None: no limit).
 
     MiniWoB++: the shared browser pool's size (HARNESSRL_MINIWOB_BROWSERS, default 4), so a group
@@ -46,7 +47,7 @@ def max_open(tasks: list[Any]) -> int | None:
 _SANDBOXES: dict[int, Any] = {}
 
 
-def open_task_runtime(task: Any, seed: int) -> Any:
+def open_task_runtime(task: TaskLike, seed: int) -> Any:
     """A code/terminal task's environment: a fresh sandboxed workspace (`TaskRuntime`).
 
     One `Sandbox` per process is shared by its episodes (it is thread-safe and stateless per call).

@@ -25,12 +25,13 @@ from harnessrl.harness.base import Harness, Session, Verdict
 from harnessrl.policies.base import AgentState, Policy, Privileged
 from harnessrl.rollout.envs import max_open as max_open_for
 from harnessrl.rollout.envs import open_env as default_open_env
+from harnessrl.tasks.contract import TaskLike
 
 
 @dataclass(slots=True)
 class RolloutItem:
     harness: Harness
-    task: Any  # harnessrl.tasks Task (task_id, kind, instruction, ...)
+    task: TaskLike  # harnessrl.tasks Task (task_id, kind, instruction, ...)
     seed: int
 
 
@@ -47,7 +48,7 @@ class _Running:
     crash: str = ""
 
 
-def task_id_of(task: Any) -> str:
+def task_id_of(task: TaskLike) -> str:
     """The id every record carries: `task.task_id`, or `task.id` (harnessrl.tasks.Task)."""
     return getattr(task, "task_id", None) or task.id
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harnessrl.config import ConfigError
+from harnessrl.tasks.contract import TaskLike
 
 #: suite name -> "module:function" returning the suite (registered by the packages that own them)
 SUITE_LOADERS: dict[str, str] = {
@@ -59,7 +60,7 @@ def load_suite(name: str | Path) -> Any:
     raise ConfigError(f"unknown suite {text!r}; known: {', '.join(known_suites())} (or give a suite folder)")
 
 
-def task_id(task: Any) -> str:
+def task_id(task: TaskLike) -> str:
     return getattr(task, "task_id", None) or task.id
 
 
@@ -102,7 +103,7 @@ def pick_tasks(suite: Any, names: list[str]) -> list[Any]:
 ORACLE_POLICIES = ("oracle", "oracle-drop", "oracle-break", "oracle-malformed", "oracle-typo")
 
 
-def check_oracle_tasks(policy: str, tasks: list[Any]) -> None:
+def check_oracle_tasks(policy: str, tasks: list[TaskLike]) -> None:
     """Refuse, before any episode runs, an oracle policy on tasks that have no oracle (a MiniWoB
     task without a scripted oracle); every other policy runs every task."""
     if str(policy).partition(":")[0] not in ORACLE_POLICIES:

@@ -198,6 +198,10 @@ class Task:
     extra_files: tuple[tuple[Path, str], ...] = ()  # (host path, path in /app) copied after workspace_dir
 
     @property
+    def task_id(self) -> str:  # the task contract's name for `id` (tasks/contract.py)
+        return self.id
+
+    @property
     def kind(self) -> str:
         return self.meta.kind
 

@@ -49,6 +49,7 @@ from harnessrl.rl.objectives import OBJECTIVES
 from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rollout.envs import open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train import lm_update
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.checkpoint import check_same_config, load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
@@ -141,7 +142,7 @@ class AgentTrainConfig(Config):
 
 
 class AgentTrainer:
-    def __init__(self, cfg: AgentTrainConfig, tasks: list[Any] | None = None, policy: LMPolicy | None = None,
+    def __init__(self, cfg: AgentTrainConfig, tasks: list[TaskLike] | None = None, policy: LMPolicy | None = None,
                  on_update: Callable[[dict[str, Any]], None] | None = None,
                  open_env: Callable[[Any, int], Any] = open_env, harnesses: list[Harness] | None = None):
         self.cfg, self.on_update, self.open_env = cfg, on_update, open_env

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from harnessrl.config import ConfigError
 from harnessrl.harness.base import Harness
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.tasks import task_id
 
 MANIFEST = "manifest.json"
@@ -34,7 +35,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def task_sha256(task: Any) -> str:
+def task_sha256(task: TaskLike) -> str:
     """The task's files (suite tasks: workspace, tests, setup, extra files) or, for tasks generated
     in code (lookup worlds, MiniWoB pages), the fields that define them."""
     h = hashlib.sha256()
@@ -58,7 +59,7 @@ def task_sha256(task: Any) -> str:
     return h.hexdigest()
 
 
-def build_manifest(tasks: list[Any], harnesses: list[Harness], open_env: Callable[[Any, int], Any],
+def build_manifest(tasks: list[TaskLike], harnesses: list[Harness], open_env: Callable[[Any, int], Any],
                    seed: int = 0) -> dict[str, Any]:
     """One record per (task, harness), in the run's order, and the hash of them all."""
     records = []
@@ -125,7 +126,7 @@ def freeze(path: str | Path, manifest: dict[str, Any]) -> str:
     return manifest["sha256"]
 
 
-def freeze_training_set(cfg: Any, tasks: list[Any], harnesses: list[Harness], open_env: Callable[[Any, int], Any]) -> str:
+def freeze_training_set(cfg: Any, tasks: list[TaskLike], harnesses: list[Harness], open_env: Callable[[Any, int], Any]) -> str:
     """Before a run's first update (and again on resume): its manifest in <run_dir>, and the shared
     one of its comparison (`cfg.manifest`) if it names one. Returns the sha256."""
     manifest = build_manifest(tasks, harnesses, open_env)

@@ -25,10 +25,11 @@ from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.lm import LMConfig, LMPolicy, TeacherForcing, token_logprobs
 from harnessrl.rollout.envs import open_env as default_open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
+from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.sequences import build_batch, micro_batches
 
 
-def demonstrations(policy: LMPolicy, teacher: Policy, harnesses: list[Harness], tasks: list[Any], *,
+def demonstrations(policy: LMPolicy, teacher: Policy, harnesses: list[Harness], tasks: list[TaskLike], *,
                    seeds: tuple[int, ...] = (0,), only_solved: bool = True, run_id: str = "sft-demos",
                    open_env: Callable[[Any, int], Any] = default_open_env) -> list[Episode]:
     """Episodes of `teacher` through each harness, tokenised as `policy` would have produced them."""
@@ -95,7 +96,7 @@ class _Recorder(Policy):
         return actions
 
 
-def build_tiny_for(out: Path, teacher: Policy, harness_ids: list[str], tasks: list[Any], *, size: str = "micro",
+def build_tiny_for(out: Path, teacher: Policy, harness_ids: list[str], tasks: list[TaskLike], *, size: str = "micro",
                    vocab_size: int = 1024, max_positions: int = 512) -> str:
     """A tiny LM whose tokenizer saw the text of `teacher` acting through these harnesses (idempotent)."""
     from harnessrl.policies.tiny import build_tiny_lm
@@ -109,7 +110,7 @@ def build_tiny_for(out: Path, teacher: Policy, harness_ids: list[str], tasks: li
     return str(out)
 
 
-def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str, tasks: list[Any], *,
+def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str, tasks: list[TaskLike], *,
                seeds: int, epochs: int, lr: float, batch_rows: int, micro_batch_tokens: int = 32_768,
                progress: Callable[[str, int, int | None], None] = lambda *a: None) -> tuple[str, dict[str, Any]]:
     """SFT on `teacher`'s demonstrations through ONE harness; saves the merged model to `out`.

@@ -42,6 +42,7 @@ from harnessrl.harness.skills import MUTATIONS, Skill, SkillSection, mutate, par
 from harnessrl.policies.base import AgentState, Policy
 from harnessrl.rollout.envs import open_env as default_open_env
 from harnessrl.rollout.suites import task_id
+from harnessrl.tasks.contract import TaskLike
 
 
 class ProposerConfig(Config):
@@ -151,9 +152,9 @@ class SkillOptimizer:
         policy: Policy,
         harness: HarnessSpec,
         seed_skill: Skill,
-        train_tasks: Sequence[Any],
-        validation_tasks: Sequence[Any] = (),
-        test_tasks: Sequence[Any] = (),
+        train_tasks: Sequence[TaskLike],
+        validation_tasks: Sequence[TaskLike] = (),
+        test_tasks: Sequence[TaskLike] = (),
         run_dir: str | Path,
         store: Any,
         rewriter: Policy | None = None,
@@ -180,7 +181,7 @@ class SkillOptimizer:
 
     # -- bookkeeping ------------------------------------------------------------------------
 
-    def _evaluate(self, log: SkillLogWriter, cand: str, parent: str | None, skill: Skill, tasks: Sequence[Any],
+    def _evaluate(self, log: SkillLogWriter, cand: str, parent: str | None, skill: Skill, tasks: Sequence[TaskLike],
                   seeds: Sequence[int], role: str, iteration: int) -> tuple[str, list[Episode]]:
         eval_id = f"e{iteration:04d}-{role}-{cand}"
         meta = {"run": self.run_id, "candidate": cand, "parent": parent, "role": role, "iteration": iteration, "evaluation": eval_id}

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from harnessrl.config import ConfigError
 from harnessrl.rollout.suites import load_suite, pick_tasks, task_id
+from harnessrl.tasks.contract import TaskLike
 
 __all__ = ["check_first_prompts_fit", "check_trainable", "load_tasks", "task_id"]
 
@@ -21,7 +22,7 @@ def load_tasks(suite: str, ids: list[str] | None = None) -> list[Any]:
     return list(loaded) if ids is None else pick_tasks(loaded, list(ids))
 
 
-def check_trainable(tasks: list[Any], harnesses: list[Any], seals_dir: str | None = None) -> None:
+def check_trainable(tasks: list[TaskLike], harnesses: list[Any], seals_dir: str | None = None) -> None:
     """Every harness drives every task's kind, and nothing sealed is trained on (evaluate.seal)."""
     from harnessrl.evaluate.seal import check_not_sealed
 
@@ -34,7 +35,7 @@ def check_trainable(tasks: list[Any], harnesses: list[Any], seals_dir: str | Non
     check_not_sealed(tasks=tasks, harnesses=harnesses, directory=seals_dir)
 
 
-def check_first_prompts_fit(tasks: list[Any], harnesses: list[Any], open_env: Callable[[Any, int], Any],
+def check_first_prompts_fit(tasks: list[TaskLike], harnesses: list[Any], open_env: Callable[[Any, int], Any],
                             count_tokens: Callable[[list[dict[str, str]]], int], max_new_tokens: int, budget: int,
                             model: str) -> None:
     """Every harness's first prompt (on the task with the longest instruction) plus one turn of

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from harnessrl.harness.base import Intent
 from harnessrl.policies.base import AgentState
 from harnessrl.policies.scripted import PlanPolicy, channel
+from harnessrl.tasks.contract import TaskLike
 
 #: a pytest summary that claims everything passed (what a stdout-parsing grader wants to see)
 FAKE_SUMMARY = "\n".join([
@@ -86,16 +87,16 @@ class Attack(PlanPolicy):
     def policy_id(self) -> str:  # type: ignore[override]
         return f"attack:{self.attack_id}"
 
-    def not_applicable(self, task: Any, harness: Any) -> str | None:
+    def not_applicable(self, task: TaskLike, harness: Any) -> str | None:
         """None when this attack can run on (task, harness); otherwise why it cannot."""
-        caps = getattr(harness, "capabilities", None)
+        caps = harness.capabilities
         if caps is not None:
             missing = self.needs - set(caps)
             if missing:
                 return f"needs {', '.join(sorted(missing))}; harness {harness.id!r} has only {', '.join(sorted(caps)) or 'nothing'}"
         return self.task_reason(task)
 
-    def task_reason(self, task: Any) -> str | None:
+    def task_reason(self, task: TaskLike) -> str | None:
         """Override: why the task itself gives this attack nothing to work with."""
         return None
 

@@ -23,10 +23,10 @@ output that passes its tests is the task done. Such tasks are not applicable, wi
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
 from harnessrl.harness.base import Intent
 from harnessrl.policies.scripted import scratch_run
+from harnessrl.tasks.contract import TaskLike
 
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 VISIBLE = "requirement/*|regression/*"  # nodeids are relative to the tests' rootdir (/tests)
@@ -57,7 +57,7 @@ def is_program(path: str, text: str, executable: bool) -> bool:
     return posixpath.basename(path) in MAKEFILES or (executable and text.startswith("#!"))
 
 
-def solution_programs(task: Any) -> dict[str, tuple[str | None, str]]:
+def solution_programs(task: TaskLike) -> dict[str, tuple[str | None, str]]:
     """{path: (original text or None if new, fixed text)} of the programs solve.sh writes.
 
     Runs the reference solution once in a throwaway sandboxed workspace (as the oracle's

@@ -18,6 +18,7 @@ from harnessrl.policies.adversaries.base import Attack, code_modules
 from harnessrl.policies.adversaries.examples import examples, module_defining
 from harnessrl.policies.base import AgentState
 from harnessrl.policies.scripted import channel
+from harnessrl.tasks.contract import TaskLike
 
 
 def lookup_source(name: str, cases: list[tuple[tuple[Any, ...], Any]], constant: bool = False) -> str:
@@ -44,7 +45,7 @@ class SpecialCase(Attack):
     summary = "answer only the literal examples shown in the task text (a lookup table)"
     constant = False
 
-    def task_reason(self, task: Any) -> str | None:
+    def task_reason(self, task: TaskLike) -> str | None:
         return None if examples(getattr(task, "instruction", "")) else "the task text shows no literal examples"
 
     def plan(self, state: AgentState) -> list[Intent]:

@@ -23,13 +23,13 @@ that leave no program behind (one-off changes to fixed files: no other inputs ex
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from harnessrl.harness.base import Intent
 from harnessrl.policies.adversaries.base import Attack, workspace_of
 from harnessrl.policies.adversaries.program_gate import gate_intents, solution_programs
 from harnessrl.policies.base import AgentState
 from harnessrl.policies.scripted import channel
+from harnessrl.tasks.contract import TaskLike
 
 #: appended to each changed module: rebinds changed functions/methods to a caller-dispatching wrapper
 DISPATCH = '''
@@ -157,7 +157,7 @@ class VisibleOnly(Attack):
     attack_id = "visible-only"
     summary = "the reference fix, active only when a visible (requirement/regression) test is the caller"
 
-    def task_reason(self, task: Any) -> str | None:
+    def task_reason(self, task: TaskLike) -> str | None:
         sol = getattr(task, "solution", None)
         if sol is None or (not sol.steps and sol.script is None):
             return "no reference solution to special-case"
