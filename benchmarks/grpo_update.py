@@ -96,11 +96,9 @@ def ours_update(policy, opt, sched, batch, adv: torch.Tensor, objective: str = "
 
     scored = lm_update.Scored(None, None, None, None)  # one on-policy step: no separate pi_old pass
     tok_adv = adv[:, None] * batch.mask
-    agg = "seq-mean-token-mean"
-    return lm_update.update(policy, opt, sched, batch, scored, tok_adv, objective=objective,
-                            clip=(0.2, 0.2) if objective == "grpo" else (3e-4, 4e-4), agg=agg, kl_coef=0.0,
-                            kl_estimator="k3", epochs=1, minibatches=1, micro_tokens=1 << 30, max_grad_norm=1.0,
-                            generator=torch.Generator().manual_seed(0))
+    settings = lm_update.UpdateSettings(objective=objective, clip=(0.2, 0.2) if objective == "grpo" else (3e-4, 4e-4),
+                                        agg="seq-mean-token-mean", micro_tokens=1 << 30)
+    return lm_update.update(policy, opt, sched, batch, scored, tok_adv, settings, torch.Generator().manual_seed(0))
 
 
 def ours_step(policy, opt, sched, prompt_ids: list[list[int]], G: int, gen: torch.Generator) -> int:

@@ -110,9 +110,9 @@ def ours_step(policy, opt, sched, prompts: list[list[int]], G: int, new: int, ge
     adv = grpo_advantages(rewards, torch.arange(len(rows)) // G, len(prompts), eps=1e-4).advantages
     batch = gu.ours_batch(rows, [c.token_ids for c in comps])
     micro = G * int(batch.attention.sum(-1).max())  # G rows per backward pass, as TRL's micro-batches
+    settings = lm_update.UpdateSettings(objective="grpo", clip=(0.2, 0.2), agg="seq-mean-token-mean", micro_tokens=micro)
     lm_update.update(policy, opt, sched, batch, lm_update.Scored(None, None, None, None), adv[:, None] * batch.mask,
-                     objective="grpo", clip=(0.2, 0.2), agg="seq-mean-token-mean", kl_coef=0.0, kl_estimator="k3", epochs=1,
-                     minibatches=1, micro_tokens=micro, max_grad_norm=1.0, generator=torch.Generator().manual_seed(0))
+                     settings, torch.Generator().manual_seed(0))
     return sum(len(c.token_ids) for c in comps)
 
 

@@ -52,9 +52,8 @@ def main(n: int, new_tokens: int, micro: int, checkpointing: bool) -> None:
     ga = group_advantages(rewards, [("t", "h")] * n, rule="within", estimator="grpo")
     scored = lm_update.score_batch(policy, batch, micro, with_ref=True, need_old=False)
     adv, _ = lm_update.token_advantages("grpo", ga.advantages, batch, rewards, scored)
-    stats = lm_update.update(policy, opt, sched, batch, scored, adv, objective="grpo", clip=(0.2, 0.28),
-                             agg="token-mean", kl_coef=0.0, kl_estimator="k3", epochs=1, minibatches=1,
-                             micro_tokens=micro, max_grad_norm=1.0, generator=torch.Generator().manual_seed(0))
+    settings = lm_update.UpdateSettings(objective="grpo", clip=(0.2, 0.28), agg="token-mean", micro_tokens=micro)
+    stats = lm_update.update(policy, opt, sched, batch, scored, adv, settings, torch.Generator().manual_seed(0))
     gen = [int(a.loss_mask.sum()) for a in actions]
     print(json.dumps({"loaded_mb": loaded, "after_sampling_mb": after_sampling,
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -151,6 +151,10 @@ class AgentTrainer:
         self.objective = obj = OBJECTIVES.get(cfg.objective)
         self.clip = (cfg.clip_low or obj.clip[0], cfg.clip_high or obj.clip[1])
         self.agg = cfg.loss_agg or obj.agg
+        self.settings = lm_update.UpdateSettings(
+            objective=cfg.objective, clip=self.clip, agg=self.agg, dual_clip=cfg.dual_clip, kl_coef=cfg.kl_coef,
+            kl_estimator=cfg.kl_estimator, epochs=cfg.epochs, minibatches=cfg.minibatches,
+            micro_tokens=cfg.micro_batch_tokens, max_grad_norm=cfg.max_grad_norm, vf_coef=cfg.vf_coef, vf_clip=cfg.vf_clip)
         if cfg.backend == "ray":
             raise ConfigError("backend=ray is not supported for LM training: generation runs in this process as one "
                               "batched forward per turn over the whole group, and stepping environments in Ray actors "
@@ -247,12 +251,8 @@ class AgentTrainer:
         elif self.frozen is not None and cfg.offline_correction == "ratio":
             old_for_ratio = batch.behaviour
         gen = torch.Generator().manual_seed(_mix(cfg.seed, u, 2))
-        stats = lm_update.update(
-            self.policy, self.optimizer, self.scheduler, batch, scored, adv, objective=cfg.objective, clip=self.clip,
-            agg=self.agg, kl_coef=cfg.kl_coef, kl_estimator=cfg.kl_estimator, epochs=cfg.epochs,
-            minibatches=cfg.minibatches, micro_tokens=cfg.micro_batch_tokens, max_grad_norm=cfg.max_grad_norm,
-            generator=gen, critic=self.critic, context=context, returns=returns, vf_coef=cfg.vf_coef,
-            vf_clip=cfg.vf_clip, old_for_ratio=old_for_ratio, dual_clip=cfg.dual_clip)
+        stats = lm_update.update(self.policy, self.optimizer, self.scheduler, batch, scored, adv, self.settings, gen,
+                                 critic=self.critic, context=context, returns=returns, old_for_ratio=old_for_ratio)
         t_upd = time.perf_counter() - t1
         return self._row(u, episodes, ga, batch, scored, stats, t_roll, t_upd)
 

@@ -5,7 +5,8 @@ backward passes that add up to exactly the full-minibatch loss.
 Reads top to bottom in the order an update runs:
   1. `score_batch`   no-grad pass: pi_old log-probs, entropy, reference log-probs, critic features
   2. `token_advantages`  per-token advantages (group-relative broadcast, or GAE from the critic)
-  3. `update`        epochs x minibatches x micro-batches of loss.backward(), clip, step
+  3. `update`        epochs x minibatches x micro-batches of loss.backward(), clip, step, as
+                     `UpdateSettings` say
 """
 
 from __future__ import annotations
@@ -95,20 +96,40 @@ def token_advantages(objective: str, seq_adv: torch.Tensor | None, batch: TokenB
     return masked_whiten(adv, mask), returns
 
 
-def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, batch: TokenBatch,
-           scored: Scored, adv: torch.Tensor, *, objective: str, clip: tuple[float, float], agg: str,
-           kl_coef: float, kl_estimator: str, epochs: int, minibatches: int, micro_tokens: int,
-           max_grad_norm: float, generator: torch.Generator, critic: torch.nn.Module | None = None,
-           context: torch.Tensor | None = None, returns: torch.Tensor | None = None, vf_coef: float = 0.5,
-           vf_clip: float | None = 0.2, old_for_ratio: torch.Tensor | None = None,
-           dual_clip: float | None = None) -> dict[str, float]:
+@dataclass(frozen=True)
+class UpdateSettings:
+    """What an update does with its batch: the objective and its loss settings (clip range,
+    aggregation, dual clip, KL weight and estimator, value-loss weight and clip for a critic),
+    the batch shape (epochs x minibatches of optimizer steps, micro-batches of at most
+    `micro_tokens` padded tokens) and the gradient clip."""
+
+    objective: str = "grpo"
+    clip: tuple[float, float] = (0.2, 0.28)
+    agg: str = "token-mean"
+    dual_clip: float | None = None
+    kl_coef: float = 0.0
+    kl_estimator: str = "k3"
+    epochs: int = 1
+    minibatches: int = 1
+    micro_tokens: int = 32_768
+    max_grad_norm: float = 1.0
+    vf_coef: float = 0.5
+    vf_clip: float | None = 0.2
+
+
+def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, batch: TokenBatch, scored: Scored,
+           adv: torch.Tensor, settings: UpdateSettings, generator: torch.Generator, *,
+           critic: torch.nn.Module | None = None, context: torch.Tensor | None = None,
+           returns: torch.Tensor | None = None, old_for_ratio: torch.Tensor | None = None) -> dict[str, float]:
     """Epochs x minibatches of optimizer steps. Returns the metrics averaged over steps.
 
     adv: (B, T) per-token advantages (already importance-weighted for offline data).
+    critic, context (B,) harness index, returns (B, T): a critic objective's value head and targets.
     old_for_ratio: log-probs the ratio is taken against (default pi_old = scored.old).
     """
+    st = settings
     model, T = policy.model, policy.cfg.temperature or 1.0
-    obj, share = OBJECTIVES.get(objective), AGGREGATIONS.get(agg).share
+    obj, share = OBJECTIVES.get(st.objective), AGGREGATIONS.get(st.agg).share
     params = policy.trainable_parameters() + (list(critic.parameters()) if critic is not None else [])
     old = scored.old if old_for_ratio is None else old_for_ratio
     norm = float(batch.attention.sum(-1).max())
@@ -116,14 +137,14 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
     sums: dict[str, float] = {}
     steps = 0
     model.train()
-    for _ in range(epochs):
+    for _ in range(st.epochs):
         order = torch.randperm(B, generator=generator)
-        for mb_idx in order.chunk(minibatches):
+        for mb_idx in order.chunk(st.minibatches):
             mb_idx = mb_idx.sort().values  # rows of a group stay adjacent, so micro-batches share their prompts
             optimizer.zero_grad(set_to_none=True)
             whole = batch.mask[mb_idx]
-            stats: dict[str, float] = {}
-            for idx in micro_batches(batch, mb_idx, micro_tokens):
+            logged: list[tuple[dict[str, torch.Tensor], float]] = []  # read to host once per step, not per micro-batch
+            for idx in micro_batches(batch, mb_idx, st.micro_tokens):
                 mb = batch.rows(idx).to(policy.device)
                 w = mb.ids.shape[1]
                 wt = share(batch.mask[idx], whole)
@@ -133,26 +154,27 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
                 dev = lambda x: x[idx, :w].to(lp.device)  # noqa: E731
                 old_mb = lp.detach() if old is None else dev(old)
                 out = obj.loss(lp, old_mb, _seq(dev(adv), mb.mask) if obj.sequence_advantage else dev(adv), mb.mask,
-                               clip_low=clip[0], clip_high=clip[1], agg=agg, norm=norm, dual_clip=dual_clip)
+                               clip_low=st.clip[0], clip_high=st.clip[1], agg=st.agg, norm=norm, dual_clip=st.dual_clip)
                 if s.entropy is not None:
-                    _acc(stats, {"entropy": masked_mean(s.entropy.detach(), mb.mask)}, wt)
+                    logged.append(({"entropy": masked_mean(s.entropy.detach(), mb.mask)}, wt))
                 loss = out.loss
                 if scored.ref is not None:
-                    kl = masked_mean(kl_penalty(lp.detach(), dev(scored.ref), kl_estimator), mb.mask)
-                    _acc(stats, {"kl": kl}, wt)
-                    if kl_coef:
-                        loss = loss + kl_coef * kl_loss(lp, dev(scored.ref), mb.mask, kl_estimator, agg, norm).loss
+                    kl = masked_mean(kl_penalty(lp.detach(), dev(scored.ref), st.kl_estimator), mb.mask)
+                    logged.append(({"kl": kl}, wt))
+                    if st.kl_coef:
+                        loss = loss + st.kl_coef * kl_loss(lp, dev(scored.ref), mb.mask, st.kl_estimator, st.agg, norm).loss
                 if critic is not None:
                     ctx = context[idx].to(lp.device).repeat_interleave(mb.mask.sum(-1).long())
                     v = _features_to_tokens(mb.mask, critic(s.hidden.detach().float(), ctx))
-                    vl = value_loss(v, dev(returns), mb.mask, old_values=dev(scored.values), clip=vf_clip)
-                    loss = loss + vf_coef * vl.loss
-                    _acc(stats, {"value_loss": vl.loss.detach(), **vl.metrics}, wt)
+                    vl = value_loss(v, dev(returns), mb.mask, old_values=dev(scored.values), clip=st.vf_clip)
+                    loss = loss + st.vf_coef * vl.loss
+                    logged.append(({"value_loss": vl.loss.detach(), **vl.metrics}, wt))
                 (loss * wt).backward()
-                _acc(stats, {"loss": loss.detach(), "policy_loss": out.loss.detach(), **out.metrics}, wt)
-            grad_norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+                logged.append(({"loss": loss.detach(), "policy_loss": out.loss.detach(), **out.metrics}, wt))
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, st.max_grad_norm)
             optimizer.step()
             scheduler.step()
+            stats = _weighted_sums(logged)
             stats["grad_norm"] = float(grad_norm)
             for k, v in stats.items():
                 sums[k] = sums.get(k, 0.0) + v
@@ -165,6 +187,14 @@ def _seq(adv_tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return masked_mean(adv_tokens, mask, dim=-1)
 
 
-def _acc(stats: dict[str, float], values: dict[str, torch.Tensor], weight: float) -> None:
-    for k, v in values.items():
-        stats[k] = stats.get(k, 0.0) + float(v) * weight
+def _weighted_sums(logged: list[tuple[dict[str, torch.Tensor], float]]) -> dict[str, float]:
+    """sum over micro-batches of value x share, per name, with one read of all values to the host."""
+    flat = [v for values, _ in logged for v in values.values()]
+    host = torch.stack([v.detach().reshape(()).double() for v in flat]).tolist() if flat else []
+    stats: dict[str, float] = {}
+    i = 0
+    for values, weight in logged:
+        for k in values:
+            stats[k] = stats.get(k, 0.0) + host[i] * weight
+            i += 1
+    return stats
