@@ -14,7 +14,7 @@ from rich.table import Table
 
 from harnessrl.commands.common import console, fail
 
-app = typer.Typer(help="Task folders: check which load and why others do not.", no_args_is_help=True)
+app = typer.Typer(help="Task folders: check which load and why others do not; build their images.", no_args_is_help=True)
 
 
 @app.command("check")
@@ -46,4 +46,50 @@ def check(
         table.add_row(row.name, row.source, f"[{style}]{row.status}[/]", row.reason, row.fix)
     console.print(table)
     if strict and suite.rejected:
+        raise typer.Exit(1)
+
+
+def task_folders(folder: Path) -> list[Path]:
+    """One task folder (task.yaml or task.toml), or every such folder directly under `folder`."""
+    if (folder / "task.yaml").exists() or (folder / "task.toml").exists():
+        return [folder]
+    return sorted(p for p in folder.iterdir() if p.is_dir() and ((p / "task.yaml").exists() or (p / "task.toml").exists()))
+
+
+@app.command("build")
+def build(
+    folder: Path = typer.Argument(..., help="A Terminal-Bench/Harbor task folder, or a folder of them."),
+    budget: str = typer.Option(None, "--budget", help="After building, prune the image store to this size (e.g. 20G)."),
+    timeout_s: float = typer.Option(3600.0, "--timeout", help="Seconds one image build may take."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when any task does not build."),
+) -> None:
+    """Build each task's image from its own Dockerfile (plus the grader layer); cached by the build inputs."""
+    from harnessrl.commands.images import open_store, parse_size
+    from harnessrl.tasks.images.build import BuildRefused, build_task, task_build_spec
+
+    if not folder.is_dir():
+        raise fail(f"{folder}: not a folder; give a task folder or a folder of task folders")
+    folders = task_folders(folder)
+    if not folders:
+        raise fail(f"{folder}: no task folders (task.yaml or task.toml) in it")
+    store = open_store()
+    budget_bytes = parse_size(budget) if budget else None
+    table = Table(title=f"{len(folders)} task(s), images in {store.root}")
+    for col in ("task", "status", "reason", "seconds", "MB", "image", "substitutions"):
+        table.add_column(col, overflow="fold")
+    failed = 0
+    for i, task in enumerate(folders, 1):
+        console.print(f"[{i}/{len(folders)}] {task.name}", highlight=False)
+        try:
+            built = build_task(store, task_build_spec(task), say=lambda m: console.print(m, highlight=False, markup=False),
+                               timeout_s=timeout_s, budget_bytes=budget_bytes)
+        except BuildRefused as err:
+            failed += 1
+            table.add_row(task.name, "[red]refused[/]", err.code, "", "", "", err.reason)
+            continue
+        notes = "; ".join(s["note"] for s in built.stand_ins)
+        table.add_row(task.name, "[green]cached[/]" if built.cached else "[green]built[/]", "",
+                      f"{built.seconds:.0f}", f"{built.bytes / 1e6:.0f}", built.image, notes)
+    console.print(table)
+    if strict and failed:
         raise typer.Exit(1)
