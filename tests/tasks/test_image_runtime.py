@@ -1,0 +1,89 @@
+"""Episodes in a task image: the image's root under the existing jail, as the image's root inside and the
+episode's unprivileged uid outside; changes go to the episode's own upper layer.
+
+Uses the synthetic task image of test_task_images.py (built once per image store)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harnessrl.tasks.images.build import build_task, task_build_spec
+from harnessrl.tasks.images.rootfs import EpisodeRoot
+from harnessrl.tasks.images.store import ImageStore, images_unavailable
+from harnessrl.tasks.sandbox import Limits, Sandbox, bwrap_path
+from harnessrl.tasks.workspace import Workspace
+
+FIXTURE = Path(__file__).parent / "fixtures" / "images" / "constructs"
+WHY = images_unavailable() or (None if bwrap_path() else "needs bubblewrap")
+pytestmark = pytest.mark.skipif(WHY is not None, reason=f"task images unavailable here: {WHY}")
+
+
+@pytest.fixture(scope="module")
+def image():
+    store = ImageStore.default()
+    return store, build_task(store, task_build_spec(FIXTURE), say=lambda m: None).image
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    return Sandbox(Limits(timeout_s=30, cpu_s=30))
+
+
+@pytest.fixture
+def episode(image, sandbox):
+    store, ref = image
+    with Workspace.create(None, quota_mb=64) as ws:
+        root = EpisodeRoot.create(store, ref, ws)
+        sandbox.attach_image(ws, root)
+        yield ws, root
+
+
+def test_commands_run_in_the_image_as_its_root_never_the_hosts(episode, sandbox):
+    ws, root = episode
+    r = sandbox.run("id -u; . /etc/os-release; echo $VERSION_CODENAME; pwd; echo $TASK_MODE; cat whoami.txt; "
+                    "python -c 'import iniconfig, sys; print(sys.version_info[:2])'", ws, cwd=root.workdir)
+    assert r.status == "ok" and r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == ["0", "trixie", "/app", "synthetic", "hello from worker", "(3, 13)"]
+    # the image's root may write anywhere in the image; on the host the file belongs to the episode's uid
+    r = sandbox.run("echo planted > /etc/agent-file && echo x > /usr/bin/agent-tool && ls -ln /etc/agent-file",
+                    ws, cwd=root.workdir)
+    assert r.exit_code == 0, r.stderr
+    host = root.upper / "etc" / "agent-file"
+    assert host.read_text() == "planted\n" and os.stat(host).st_uid == ws.uid != 0
+    # still jailed: no capabilities, no network, no host paths, cannot give a file to another uid
+    r = sandbox.run("grep CapEff /proc/self/status; ls /work /root/.cache 2>&1 | head -2; "
+                    "chown 1000 /etc/agent-file || echo chown-refused; "
+                    "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), timeout=2)' "
+                    "2>/dev/null || echo no-network", ws, cwd=root.workdir)
+    assert "CapEff:\t0000000000000000" in r.stdout
+    assert "chown-refused" in r.stdout and "no-network" in r.stdout
+    assert "No such file" in r.stdout  # neither /work nor the host's caches exist in the image
+
+
+def test_each_episode_has_its_own_upper_layer_and_the_image_never_changes(image, sandbox):
+    store, ref = image
+    with Workspace.create(None, quota_mb=64) as ws1, Workspace.create(None, quota_mb=64) as ws2:
+        r1, r2 = EpisodeRoot.create(store, ref, ws1), EpisodeRoot.create(store, ref, ws2)
+        sandbox.attach_image(ws1, r1)
+        sandbox.attach_image(ws2, r2)
+        done = sandbox.run("rm /app/data/input.txt && echo mine > /srv/data/count.txt", ws1, cwd="/app")
+        assert done.exit_code == 0, done.stderr
+        r = sandbox.run("ls /app/data; cat /srv/data/count.txt 2>&1", ws2, cwd="/app")
+        assert "input.txt" in r.stdout and "No such file" in r.stdout
+        # /app belongs to the image's `worker` (chown in the Dockerfile): the agent is the image's root
+        # WITHOUT CAP_DAC_OVERRIDE, so, unlike Docker's root, it cannot create files there (documented)
+        assert "Permission denied" in sandbox.run("echo x > /app/new.txt", ws1, cwd="/app").stderr
+        merged = r1.merged
+    assert not os.path.ismount(merged)  # the episode's mounts went with its workspace
+    with store.mounted(ref) as root:
+        assert (root / "app/data/input.txt").exists() and not (root / "srv/data/count.txt").exists()
+
+
+def test_host_jail_is_unchanged_for_workspaces_without_an_image(sandbox, tmp_path):
+    with Workspace.create(None, quota_mb=16) as ws:
+        r = sandbox.run(". /etc/os-release; echo $VERSION_CODENAME; pwd; id -u", ws)
+        assert r.stdout.split() == ["bookworm" if "bookworm" in Path("/etc/os-release").read_text() else r.stdout.split()[0],
+                                    "/app", str(ws.uid)]
