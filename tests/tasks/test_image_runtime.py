@@ -43,7 +43,7 @@ def episode(image, sandbox):
 
 def test_commands_run_in_the_image_as_its_root_never_the_hosts(episode, sandbox):
     ws, root = episode
-    r = sandbox.run("id -u; . /etc/os-release; echo $VERSION_CODENAME; pwd; echo $TASK_MODE; cat whoami.txt; "
+    r = sandbox.run("id -u; . /etc/os-release; echo $VERSION_CODENAME; pwd; echo $TASK_MODE; cat work/whoami.txt; "
                     "python -c 'import iniconfig, sys; print(sys.version_info[:2])'", ws, cwd=root.workdir)
     assert r.status == "ok" and r.exit_code == 0, r.stderr
     assert r.stdout.splitlines() == ["0", "trixie", "/app", "synthetic", "hello from worker", "(3, 13)"]
@@ -69,17 +69,17 @@ def test_each_episode_has_its_own_upper_layer_and_the_image_never_changes(image,
         r1, r2 = EpisodeRoot.create(store, ref, ws1), EpisodeRoot.create(store, ref, ws2)
         sandbox.attach_image(ws1, r1)
         sandbox.attach_image(ws2, r2)
-        done = sandbox.run("rm /app/data/input.txt && echo mine > /srv/data/count.txt", ws1, cwd="/app")
+        done = sandbox.run("rm /app/data/input.txt && echo mine > /app/count.txt", ws1, cwd="/app")
         assert done.exit_code == 0, done.stderr
-        r = sandbox.run("ls /app/data; cat /srv/data/count.txt 2>&1", ws2, cwd="/app")
+        r = sandbox.run("ls /app/data; cat /app/count.txt 2>&1", ws2, cwd="/app")
         assert "input.txt" in r.stdout and "No such file" in r.stdout
-        # /app belongs to the image's `worker` (chown in the Dockerfile): the agent is the image's root
+        # /app/work belongs to the image's `worker` (chown in the Dockerfile): the agent is the image's root
         # WITHOUT CAP_DAC_OVERRIDE, so, unlike Docker's root, it cannot create files there (documented)
-        assert "Permission denied" in sandbox.run("echo x > /app/new.txt", ws1, cwd="/app").stderr
+        assert "Permission denied" in sandbox.run("echo x > /app/work/new.txt", ws1, cwd="/app").stderr
         merged = r1.merged
     assert not os.path.ismount(merged)  # the episode's mounts went with its workspace
     with store.mounted(ref) as root:
-        assert (root / "app/data/input.txt").exists() and not (root / "srv/data/count.txt").exists()
+        assert (root / "app/data/input.txt").exists() and not (root / "app/count.txt").exists()
 
 
 def test_host_jail_is_unchanged_for_workspaces_without_an_image(sandbox, tmp_path):

@@ -121,7 +121,7 @@ def test_every_construct_builds_as_written(store, built):
         assert (root / "srv/data/x.txt").read_text() == "outside\n"
         assert (root / "opt/artifact.txt").read_text() == "made in stage one\n"  # multi-stage COPY --from
         assert (root / "app/data/input.txt").read_text() == "one\ntwo\nthree\n"  # COPY
-        assert (root / "app/whoami.txt").read_text() == "hello from worker\n"  # ARG default, USER
+        assert (root / "app/work/whoami.txt").read_text() == "hello from worker\n"  # ARG default, USER
         assert not (root / "opt/harnessrl").exists()  # the runner is only in the grader layer
     packages = json.loads(Path(built.packages["file"]).read_text())
     assert packages["python"]["iniconfig"] == "2.0.0"  # pip with a pin

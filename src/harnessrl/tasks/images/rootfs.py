@@ -75,6 +75,10 @@ def id_map(agent: int, host: int) -> str:
 
 def _userns_fd(uid: int, gid: int, agent_uid: int = 0, agent_gid: int = 0) -> int:
     """A user namespace mapping image ids to host ids (id_map), held by an fd; its helper process is gone."""
+    return _userns_fd_lines(id_map(agent_uid, uid), id_map(agent_gid, gid))
+
+
+def _userns_fd_lines(uid_map: str, gid_map: str) -> int:
     helper = subprocess.Popen(["unshare", "--user", "sleep", "30"], stdin=subprocess.DEVNULL)
     try:
         own = os.readlink("/proc/self/ns/user")
@@ -84,9 +88,9 @@ def _userns_fd(uid: int, gid: int, agent_uid: int = 0, agent_gid: int = 0) -> in
             time.sleep(0.002)
         else:
             raise ImageError("no user namespace for the idmapped layers (unshare --user did not start)")
-        Path(f"/proc/{helper.pid}/uid_map").write_text(id_map(agent_uid, uid))
+        Path(f"/proc/{helper.pid}/uid_map").write_text(uid_map)
         Path(f"/proc/{helper.pid}/setgroups").write_text("deny")
-        Path(f"/proc/{helper.pid}/gid_map").write_text(id_map(agent_gid, gid))
+        Path(f"/proc/{helper.pid}/gid_map").write_text(gid_map)
         return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
     finally:
         helper.kill()
@@ -129,7 +133,9 @@ class EpisodeRoot:
         return self.base / "upper"
 
     @staticmethod
-    def create(store: ImageStore, image: str, ws: Workspace) -> EpisodeRoot:
+    def create(store: ImageStore, image: str, ws: Workspace, on_top: tuple[Path, int, int] | None = None) -> EpisodeRoot:
+        """Mount the episode's root. `on_top` = (an earlier episode's upper folder, its uid, gid): that
+        folder becomes the topmost read-only layer, its owner shown as this episode's root (grading)."""
         if os.geteuid() != 0 or ws.scratch is None:
             raise ImageError("running in a task image needs root and a scratch tmpfs for the episode")
         info = store.inspect(image)
@@ -150,6 +156,20 @@ class EpisodeRoot:
             raise
         finally:
             os.close(userns)
+        if on_top is not None:
+            folder, uid, gid = on_top
+            userns = _userns_fd_lines(f"{uid} {ws.uid} 1\n{OTHER_IDS_BASE} {OTHER_IDS_BASE} {IMAGE_IDS}\n",
+                                      f"{gid} {ws.gid} 1\n{OTHER_IDS_BASE} {OTHER_IDS_BASE} {IMAGE_IDS}\n")
+            try:
+                target = base / "top"
+                target.mkdir()
+                _idmapped_bind(str(folder), target, userns)
+                root.layers.insert(0, target)
+            except ImageError:
+                root.close()
+                raise
+            finally:
+                os.close(userns)
         for name in ("upper", "work", "merged"):
             (base / name).mkdir()
             os.chown(base / name, ws.uid, ws.gid)
@@ -162,7 +182,8 @@ class EpisodeRoot:
         return root
 
     def close(self) -> None:
-        """Unmount the overlay and the layers (idempotent; the scratch tmpfs goes with the workspace)."""
+        """Unmount the overlay and the layers (idempotent; the scratch tmpfs goes with the workspace;
+        the upper folder stays readable until then, for grading)."""
         if os.path.ismount(self.merged):
             _umount(self.merged)
         for layer in self.layers:
