@@ -87,3 +87,25 @@ def test_host_jail_is_unchanged_for_workspaces_without_an_image(sandbox, tmp_pat
         r = sandbox.run(". /etc/os-release; echo $VERSION_CODENAME; pwd; id -u", ws)
         assert r.stdout.split() == ["bookworm" if "bookworm" in Path("/etc/os-release").read_text() else r.stdout.split()[0],
                                     "/app", str(ws.uid)]
+
+
+def test_entrypoint_and_cmd_start_in_the_background(image, sandbox, tmp_path):
+    from harnessrl.tasks.images.rootfs import start_in_background
+
+    store, ref = image
+    with Workspace.create(None, quota_mb=64) as ws:
+        root = EpisodeRoot.create(store, ref, ws)
+        sandbox.attach_image(ws, root)
+        assert root.start == ["/bin/sh", "-c", "python3 -m http.server 8000"]
+        root.start = ["/bin/sh", "-c", "echo started > /srv/data/service.txt; exec sleep 60"]  # same path, visible effect
+        proc = start_in_background(sandbox, ws, root, lifetime_s=60)
+        try:
+            for _ in range(100):
+                r = sandbox.run("cat /srv/data/service.txt 2>/dev/null", ws, cwd="/")
+                if r.stdout:
+                    break
+            assert r.stdout == "started\n"
+        finally:
+            proc.close()
+        root.start = ["bash"]
+        assert start_in_background(sandbox, ws, root) is None

@@ -179,6 +179,7 @@ class EpisodeRoot:
             root.close()
             raise ImageError(f"overlay mount of {image}: {os.strerror(err)}")
         ws.on_close(root.close)
+        _make_workdir(root, ws)
         return root
 
     def close(self) -> None:
@@ -197,6 +198,21 @@ class EpisodeRoot:
         return self.merged / rel.lstrip("/")
 
 
+def _make_workdir(root: EpisodeRoot, ws: Workspace) -> None:
+    """Docker creates WORKDIR even when no later step used it; buildah may not. Created by the host,
+    so never through a symlink (a link in the image could point anywhere on the host)."""
+    current = root.merged
+    for part in [p for p in root.workdir.split("/") if p and p != "."]:
+        if part == "..":
+            return
+        current = current / part
+        if current.is_symlink():
+            return
+        if not current.exists():
+            current.mkdir(mode=0o755)
+            os.chown(current, ws.uid, ws.gid)  # the image's root's, as seen through the shifted layers
+
+
 def _config(info: dict) -> dict:
     config = info.get("Config") or {}
     env = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
@@ -207,3 +223,14 @@ def _config(info: dict) -> dict:
 
 def describe(root: EpisodeRoot) -> str:
     return json.dumps({"image": root.image, "layers": len(root.layers), "workdir": root.workdir})
+
+
+def start_in_background(sandbox, ws: Workspace, root: EpisodeRoot, lifetime_s: float = 3600.0):
+    """The image's ENTRYPOINT + CMD, started at episode start as a long-lived sandboxed process (a
+    `SandboxProcess`, stopped with the episode), or None when the image has neither or only a shell
+    (`bash`, `sh`, `python3`: an interactive default, not a service). Each sandbox call has its own
+    network namespace, so a service is reachable over the network only where the sandbox shares one
+    per episode; files and processes it creates are visible to the agent's later commands."""
+    if not root.start or root.start in (["bash"], ["/bin/bash"], ["sh"], ["/bin/sh"], ["python3"], ["python"]):
+        return None
+    return sandbox.spawn(root.start, ws, cwd=root.workdir, lifetime_s=lifetime_s)
