@@ -187,3 +187,46 @@ def test_failing_step_and_unreachable_base_are_refused_with_their_reason(store, 
     assert err.value.code == "build_failed"
     log = Path(err.value.reason.split("log: ")[1].rstrip(")"))
     assert "about to fail" in log.read_text()
+
+
+def test_check_rows_say_runtime_status_reason_and_substitutions(tmp_path):
+    from harnessrl.tasks.images.check import image_rows
+
+    def task(name, dockerfile, compose=None, solution=None):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "task.yaml").write_text("instruction: x\n")
+        if dockerfile:
+            (folder / "Dockerfile").write_text(dockerfile)
+        if compose:
+            (folder / "docker-compose.yaml").write_text(compose)
+        if solution:
+            (folder / "solution.sh").write_text(solution)
+        return folder
+
+    folders = [
+        task("a-plain", "FROM python:3.13-slim\nRUN apt-get install -y curl\nCMD [\"bash\"]\n"),
+        task("b-download", "FROM ubuntu:24.04\nRUN curl -fsSL https://example.org/x.sh | sh\nENTRYPOINT [\"/srv.sh\"]\n",
+             solution="pip install requests\n"),
+        task("c-alpine", "FROM alpine:3.20\n"),
+        task("d-py312", "FROM python:3.12-slim\n"),
+        task("e-two", "FROM debian:13\n", compose="services:\n  a:\n    build: .\n  b:\n    image: redis\n"),
+        task("f-none", None),
+    ]
+    rows = {r.name: r for r in image_rows(None, folders)}
+    assert {n: (r.runtime, r.status, r.reason) for n, r in rows.items()} == {
+        "a-plain": ("image", "buildable", ""), "b-download": ("image", "buildable", ""),
+        "c-alpine": ("image", "refused", "unreachable_base"), "d-py312": ("image", "refused", "unreachable_base"),
+        "e-two": ("image", "refused", "compose_services"), "f-none": ("image", "refused", "no_dockerfile")}
+    assert rows["a-plain"].notes == [] and "CPython 3.13" in rows["a-plain"].substitutions[0]
+    assert rows["b-download"].notes == ["build_network", "solution_network", "service"]
+    assert "Debian 13" in rows["b-download"].substitutions[0] and "CPython 3.12" in rows["d-py312"].detail
+
+
+@needs_images
+def test_check_row_of_a_built_task_is_built(store, built):
+    from harnessrl.tasks.images.check import image_row
+
+    row = image_row(store, FIXTURE)
+    assert (row.status, row.detail) == ("built", built.image)
+    assert row.notes == ["service"]  # its ENTRYPOINT/CMD runs a server

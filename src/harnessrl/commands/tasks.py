@@ -23,9 +23,16 @@ def check(
     pins: str = typer.Option(None, "--pins", help="exact: refuse tasks whose pinned Python packages differ from "
                              "this host's (default, or suite.toml's pins); loose: load them, noting each mismatch."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any task is rejected."),
+    runtime: str = typer.Option("jail", "--runtime", help="jail: replayed on the host under the sandbox (default); "
+                                "image: built from the task's own Dockerfile (docs/task-images.md)."),
 ) -> None:
     """Print one row per task: loaded or rejected, the reason and the fix."""
     from harnessrl.tasks.base import SuiteError
+
+    if runtime not in ("jail", "image"):
+        raise fail(f"--runtime {runtime}: use jail or image")
+    if runtime == "image":
+        return _check_images(folder, strict)
     from harnessrl.tasks.check import check_rows
     from harnessrl.tasks.loaders import load_suite
 
@@ -92,4 +99,30 @@ def build(
                       f"{built.seconds:.0f}", f"{built.bytes / 1e6:.0f}", built.image, notes)
     console.print(table)
     if strict and failed:
+        raise typer.Exit(1)
+
+
+def _check_images(folder: Path, strict: bool) -> None:
+    """`tasks check --runtime image`: one row per task folder (tasks/images/check.py)."""
+    from harnessrl.tasks.images.check import image_rows
+    from harnessrl.tasks.images.store import ImageStore, images_unavailable
+
+    if not folder.is_dir():
+        raise fail(f"{folder}: not a folder; give a task folder or a folder of task folders")
+    folders = task_folders(folder)
+    if not folders:
+        raise fail(f"{folder}: no task folders (task.yaml or task.toml) in it")
+    store = None if images_unavailable() else ImageStore.default()
+    rows = image_rows(store, folders)
+    refused = sum(r.status == "refused" for r in rows)
+    table = Table(title=f"{len(rows)} task(s), runtime image: {len(rows) - refused} buildable or built, {refused} refused"
+                  + ("" if store else f" (images unavailable here: {images_unavailable()})"))
+    for col in ("task", "runtime", "status", "reason", "detail", "substitutions", "notes"):
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        style = {"built": "green", "buildable": "yellow"}.get(row.status, "red")
+        table.add_row(row.name, row.runtime, f"[{style}]{row.status}[/]", row.reason, row.detail,
+                      "; ".join(row.substitutions), ", ".join(row.notes))
+    console.print(table)
+    if strict and refused:
         raise typer.Exit(1)

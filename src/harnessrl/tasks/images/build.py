@@ -173,7 +173,7 @@ def build_key(spec: BuildSpec, base_ids: list[str], runner: list[str]) -> str:
     return h.hexdigest()[:20]
 
 
-def _image_name(name: str) -> str:
+def image_name(name: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "task"
 
 
@@ -204,7 +204,7 @@ def build_task(store: ImageStore, spec: BuildSpec, say: Callable[[str], None] = 
     stand_ins, base_ids = ensure_bases(store, spec.froms, say)
     runner = test_dependencies(spec.tests_script)
     key = build_key(spec, base_ids, runner)
-    tag = f"localhost/harnessrl-task/{_image_name(spec.name)}:{key}"
+    tag = f"localhost/harnessrl-task/{image_name(spec.name)}:{key}"
     with store.lock(key):
         meta_path = store.build_dir(key) / "meta.json"
         if meta_path.exists() and store.exists(tag) and store.exists(f"{tag}-grader"):
