@@ -109,3 +109,32 @@ def test_entrypoint_and_cmd_start_in_the_background(image, sandbox, tmp_path):
             proc.close()
         root.start = ["bash"]
         assert start_in_background(sandbox, ws, root) is None
+
+
+def test_image_task_runtime_fails_untouched_solves_with_the_solution_and_records_substitutions(image, sandbox):
+    from harnessrl.tasks.fileops import WorkspaceError
+    from harnessrl.tasks.images.runtime import ImageTaskRuntime
+    from harnessrl.tasks.images.tasks import load_image_task
+
+    task = load_image_task(FIXTURE, "images")
+    assert task.runtime == "image" and task.solution is not None and "Debian 13" in task.notes[0]
+    with ImageTaskRuntime(task, sandbox) as rt:
+        assert rt.metadata["substitutions"] == list(task.notes) and rt.metadata["image"] == image[1]
+        assert rt.score().outcome == "dropped_requirement"
+    with ImageTaskRuntime(task, sandbox) as rt:
+        # harness-side file operations resolve in the image: relative to WORKDIR, absolute anywhere
+        assert rt.workspace.read_text("data/input.txt") == "one\ntwo\nthree\n"
+        assert rt.workspace.read_text("/srv/data/x.txt") == "outside\n"
+        rt.workspace.write_text("/etc/harness-wrote", "ok\n")
+        assert rt.run("cat /etc/harness-wrote").stdout == "ok\n"
+        assert "data/input.txt" in rt.workspace.files()
+        rt.run("ln -s /root/../../../proc/1/root/etc/shadow /app/escape")
+        rt.run("ln -s ../etc/hostname /app/up")
+        with pytest.raises(WorkspaceError):  # `..` never climbs above the image's root on the host
+            rt.workspace.read_text("/app/../../../../work")
+        with pytest.raises(WorkspaceError):  # nor does a link: it is resolved inside the image's root
+            rt.workspace.read_text("escape")
+        assert rt.workspace.read_text("up") == (rt.root.merged / "etc/hostname").read_text()
+        rt.apply_solution()
+        score = rt.score()
+        assert score.outcome == "solved" and score.reward == 1.0, score.detail

@@ -33,7 +33,7 @@ from harnessrl.tasks.images.build import Built
 from harnessrl.tasks.images.grader_layer import GRADER_DIR
 from harnessrl.tasks.images.rootfs import EpisodeRoot
 from harnessrl.tasks.images.store import ImageStore
-from harnessrl.tasks.sandbox import Sandbox
+from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
 
 _BIN = r"(?:usr/local/sbin|usr/local/bin|usr/sbin|usr/bin|sbin|bin)"
@@ -61,6 +61,7 @@ class ImageVerdict:
     why: str = ""
     tamper: list[tuple[str, str]] = field(default_factory=list)
     neutralised: list[tuple[str, str]] = field(default_factory=list)
+    run: SandboxResult | None = None  # the test run (None when not graded)
 
     @property
     def solved(self) -> bool:
@@ -109,7 +110,7 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
         groot = EpisodeRoot.create(store, built.grader_image, gws, on_top=(root.upper, ws.uid, ws.gid))
         sandbox.attach_image(gws, groot)
         graded = replace(task, env={**task.env, "PYTHONNOUSERSITE": "1"})
-        report, why, _run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,))
+        report, why, run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,))
     if report is None:
-        return ImageVerdict("test_error", why=why, neutralised=neutralised)
-    return ImageVerdict("graded", report=report, neutralised=neutralised)
+        return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
+    return ImageVerdict("graded", report=report, neutralised=neutralised, run=run)
