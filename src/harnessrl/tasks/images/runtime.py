@@ -24,7 +24,8 @@ from harnessrl.tasks.images.build import Built, build_task, task_build_spec
 from harnessrl.tasks.images.grading import grade_in_image
 from harnessrl.tasks.images.rootfs import EpisodeRoot, start_in_background
 from harnessrl.tasks.images.store import ImageStore
-from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxResult
+from harnessrl.tasks.runtime import replay_solution
+from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.scoring import Score, classify
 from harnessrl.tasks.terminal import TerminalError, TmuxTerminal
 from harnessrl.tasks.workspace import Workspace
@@ -101,14 +102,8 @@ class ImageTaskRuntime:
         return term
 
     def apply_solution(self, timeout_s: float = 300.0) -> SandboxResult | None:
-        solution = self.task.solution
-        if solution is None:
-            raise ValueError(f"{self.task.id} ships no solution")
-        solution.apply_edits(self.workspace)
-        if solution.script is None:
-            return None
-        binds = [Bind(solution.support_dir, "/solution")] if solution.support_dir else []
-        return self.sandbox.run(solution.script, self.ws, timeout_s=timeout_s, binds=binds, cwd=self.root.workdir)
+        return replay_solution(self.task, self.workspace, lambda script, binds: self.sandbox.run(
+            script, self.ws, timeout_s=timeout_s, binds=binds, cwd=self.root.workdir))
 
     def score(self) -> Score:
         """Stop the agent (its service and terminals too), grade in the image; grader_tamper and test_error score 0."""
