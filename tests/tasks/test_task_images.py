@@ -230,3 +230,48 @@ def test_check_row_of_a_built_task_is_built(store, built):
     row = image_row(store, FIXTURE)
     assert (row.status, row.detail) == ("built", built.image)
     assert row.notes == ["service"]  # its ENTRYPOINT/CMD runs a server
+
+
+@needs_images
+def test_prune_removes_least_recently_used_task_builds_until_the_budget_fits(tmp_path):
+    import io
+    import os
+    import tarfile
+    import time
+
+    store = ImageStore(tmp_path / "store")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:  # a one-file root: enough for an image in the store
+        data = os.urandom(2 << 20)
+        info = tarfile.TarInfo("blob")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    for i, key in enumerate(("old", "new")):
+        ref = f"localhost/harnessrl-task/t{i}:{key}"
+        store.podman("import", "-", ref, input=buf.getvalue())
+        meta = store.build_dir(key) / "meta.json"
+        meta.write_text(json.dumps({"task": f"t{i}", "key": key, "image": ref, "grader_image": "", "bytes": 2 << 20}))
+        os.utime(meta, (time.time() - 100 + i, time.time() - 100 + i))
+    assert [b["key"] for b in store.du()["builds"]] == ["old", "new"]
+    budget = store.du()["storage_bytes"] - 1  # one byte too many: the least recently used build goes
+    assert store.prune(budget) == ["old"]
+    assert not store.exists("localhost/harnessrl-task/t0:old") and store.exists("localhost/harnessrl-task/t1:new")
+    assert store.prune(10 << 30) == []  # within budget: nothing goes
+
+
+def test_cli_refuses_bad_runtime_and_budget_with_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from harnessrl.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["tasks", "check", "--runtime", "docker", str(tmp_path)])
+    assert r.exit_code == 2 and "--runtime docker: use jail or image" in r.output
+    if WHY is None:
+        r = runner.invoke(app, ["images", "prune", "--budget", "lots"])
+        assert r.exit_code == 2 and "give a size such as 500M or 20G" in r.output
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "task.yaml").write_text("instruction: x\n")
+    (tmp_path / "t" / "Dockerfile").write_text("FROM alpine:3.20\n")
+    r = runner.invoke(app, ["tasks", "check", "--runtime", "image", "--strict", str(tmp_path)])
+    assert r.exit_code == 1 and "0 buildable or built, 1 refused" in r.output

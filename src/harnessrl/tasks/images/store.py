@@ -9,7 +9,7 @@
 Layout (all harnessrl's own, never the machine's /var/lib/containers):
 
     <root>/storage   podman/buildah graph root (kernel overlay driver)
-    <root>/run       their run root (locks, mount state)
+    <root>/run       their run root (locks, mount state; in /tmp when <root> is too deep for podman)
     <root>/builds    one folder per task build key: build.log, meta.json
     <root>/locks     one lock file per build key (fcntl): two builders of one key never race
 
@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import resource
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -80,8 +82,16 @@ class ImageStore:
 
     # -- calling the tools ------------------------------------------------------------------
 
+    @property
+    def run_root(self) -> Path:
+        """podman refuses a run root longer than 50 characters: a deep store gets a short one in /tmp."""
+        run = self.root / "run"
+        if len(str(run)) <= 50:
+            return run
+        return Path(tempfile.gettempdir()) / f"harnessrl-run-{hashlib.sha256(str(self.root).encode()).hexdigest()[:12]}"
+
     def _storage_flags(self) -> list[str]:
-        return ["--root", str(self.root / "storage"), "--runroot", str(self.root / "run"), "--storage-driver", "overlay"]
+        return ["--root", str(self.root / "storage"), "--runroot", str(self.run_root), "--storage-driver", "overlay"]
 
     def _env(self) -> dict[str, str]:
         # A private registries.conf: short names resolve to docker.io locally and are never pulled or prompted for.
