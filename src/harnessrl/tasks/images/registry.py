@@ -89,7 +89,7 @@ def bud(store: ImageStore, context: Path, dockerfile: Path, tag: str, log: Path,
         on_line: Callable[[str], None] | None = None, timeout: float | None = None) -> None:
     """`buildah bud` the Dockerfile as written, then scrub the mount points; the result is tagged `tag`."""
     mounts = registry_mounts(store)
-    args = ["bud", "--pull=never", "--network", "host", "--layers", "--isolation", "oci", *ULIMITS,
+    args = ["bud", "--pull=never", "--network", "host", "--layers", "--force-rm", "--isolation", "oci", *ULIMITS,
             "-f", str(dockerfile), "-t", f"{tag}-unscrubbed"]
     for host, inside in mounts:
         args += ["--volume", f"{host}:{inside}:ro"]
