@@ -44,10 +44,12 @@ metaworld: $(MW_STAMP)
 demo: setup
 	$(BIN)/harnessrl study --out runs/study --resume
 
-# Task images (docs/task-images.md): one small stand-in base, built once from the Debian mirror and
-# cached in $$HARNESSRL_IMAGES; the tests reuse it. Needs root and podman/buildah/debootstrap.
+# Task images (docs/task-images.md): one small stand-in base and the synthetic test task's image, built
+# once from the package registries and cached in $$HARNESSRL_IMAGES (a second run finds both in the
+# cache); the tests then reuse them and contact nothing. Needs root and podman/buildah/debootstrap.
 images-base: setup
-	@if [ "$$(id -u)" -eq 0 ]; then $(BIN)/harnessrl images base debian:13 >/dev/null; \
+	@if [ "$$(id -u)" -eq 0 ]; then $(BIN)/harnessrl images base debian:13 >/dev/null && \
+	$(BIN)/harnessrl tasks build tests/tasks/fixtures/images >/dev/null; \
 	else echo "task images need root: their tests will be skipped"; fi
 
 test: setup metaworld images-base
