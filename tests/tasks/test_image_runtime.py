@@ -138,3 +138,14 @@ def test_image_task_runtime_fails_untouched_solves_with_the_solution_and_records
         rt.apply_solution()
         score = rt.score()
         assert score.outcome == "solved" and score.reward == 1.0, score.detail
+
+
+def test_image_root_without_capabilities_cannot_mount_unshare_or_fill_the_disk(episode, sandbox):
+    ws, root = episode
+    r = sandbox.run("unshare -r true 2>&1 || echo no-unshare; mount -t tmpfs x /mnt 2>&1 || echo no-mount; "
+                    "echo 1 > /proc/sys/kernel/sysrq 2>&1 || echo no-sysctl", ws, cwd="/")
+    assert "no-unshare" in r.stdout and "no-mount" in r.stdout and "no-sysctl" in r.stdout
+    # the agent's changes live on the episode's scratch tmpfs: its size caps them (256 MB by default)
+    r = sandbox.run("for i in 1 2 3 4 5 6 7 8; do head -c 50000000 /dev/zero > /srv/big$i || break; done", ws,
+                    cwd="/", timeout_s=60)
+    assert "No space left on device" in r.stderr, (r.stdout, r.stderr)
