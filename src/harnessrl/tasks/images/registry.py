@@ -132,4 +132,3 @@ def scrub(store: ImageStore, source: str, tag: str, targets: list[str], log: Pat
     except (ImageError, OSError):
         store.buildah("rm", ctr, check=False)
         raise
-

@@ -28,7 +28,6 @@ changes die with its workspace.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import subprocess
 import time
@@ -219,10 +218,6 @@ def _config(info: dict) -> dict:
     start = [*(config.get("Entrypoint") or []), *(config.get("Cmd") or [])]
     return {"env": env, "workdir": config.get("WorkingDir") or "/", "start": start,
             "labels": dict(config.get("Labels") or {})}
-
-
-def describe(root: EpisodeRoot) -> str:
-    return json.dumps({"image": root.image, "layers": len(root.layers), "workdir": root.workdir})
 
 
 def start_in_background(sandbox, ws: Workspace, root: EpisodeRoot, lifetime_s: float = 3600.0):

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+
 def _ulimits() -> list[str]:
     """Explicit limits for every container (podman 4.3 with runc here fails without them): the host's
     own hard limits, capped (runc's init was refused nproc 32768 on a host whose hard limit was 96362)."""
