@@ -223,14 +223,23 @@ class ImageStore:
         for build in self.builds():
             if _tree_bytes(self.root / "storage") <= budget_bytes:
                 break
-            for ref in (build.get("grader_image"), build.get("image")):
-                if ref:
-                    self.podman("rmi", "--force", ref, check=False)
-            shutil.rmtree(build["_dir"], ignore_errors=True)
+            self.remove_build(Path(build["_dir"]).name)
             removed.append(build.get("key", "?"))
         if removed:
             self.podman("image", "prune", "--force", check=False)
         return removed
+
+    def remove_build(self, key: str) -> None:
+        """One task build's images (agent and grader) and its folder; shared layers stay while used."""
+        meta = self.root / "builds" / key / "meta.json"
+        try:
+            build = json.loads(meta.read_text())
+        except (OSError, json.JSONDecodeError):
+            build = {}
+        for ref in (build.get("grader_image"), build.get("image")):
+            if ref:
+                self.podman("rmi", "--force", ref, check=False)
+        shutil.rmtree(self.root / "builds" / key, ignore_errors=True)
 
     def touch(self, key: str) -> None:
         meta = self.root / "builds" / key / "meta.json"
