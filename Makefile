@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 export MINIWOB_CHROME_BINARY ?= /usr/bin/chromium
 export MINIWOB_CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: setup metaworld demo test bench clean
+.PHONY: setup metaworld images-base demo test bench clean
 
 # Meta-World pins mujoco 3.3.0 while the main environment has mujoco 4: its own venv, with the
 # main constraints except mujoco's and the pins in constraints-metaworld.txt
@@ -44,7 +44,15 @@ metaworld: $(MW_STAMP)
 demo: setup
 	$(BIN)/harnessrl study --out runs/study --resume
 
-test: setup metaworld
+# Task images (docs/task-images.md): one small stand-in base and the synthetic test task's image, built
+# once from the package registries and cached in $$HARNESSRL_IMAGES (a second run finds both in the
+# cache); the tests then reuse them and contact nothing. Needs root and podman/buildah/debootstrap.
+images-base: setup
+	@if [ "$$(id -u)" -eq 0 ]; then $(BIN)/harnessrl images base debian:13 >/dev/null && \
+	$(BIN)/harnessrl tasks build tests/tasks/fixtures/images >/dev/null; \
+	else echo "task images need root: their tests will be skipped"; fi
+
+test: setup metaworld images-base
 	$(BIN)/python -m pytest -n 2 -q
 	MUJOCO_GL=egl $(MW_VENV)/bin/python -m pytest -n 2 -q tests_metaworld
 

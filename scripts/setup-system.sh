@@ -6,6 +6,11 @@
 # otherwise says what is missing.
 set -euo pipefail
 pkgs=(chromium chromium-driver bubblewrap tmux libqt5gui5 strace libegl1 libgl1-mesa-dri)
+# podman, buildah, runc, debootstrap: task images (src/harnessrl/tasks/images/, docs/task-images.md):
+# debootstrap builds stand-in base images from the Debian mirror, buildah builds a task's Dockerfile
+# as written, podman mounts an image's root file system; runc because crun refuses hybrid cgroup
+# layouts. Kernel overlayfs is used, so fuse-overlayfs is not needed when run as root.
+pkgs+=(podman buildah runc debootstrap)
 # python3-seccomp: libseccomp's own Python bindings, used once per process through /usr/bin/python3
 # to compile the sandbox's syscall filter (src/harnessrl/tasks/seccomp.py, docs/security.md)
 pkgs+=(python3-seccomp)

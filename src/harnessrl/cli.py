@@ -17,6 +17,7 @@ from harnessrl.commands import audit as audit_cmd
 from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 from harnessrl.commands import tasks as tasks_cmd
+from harnessrl.commands import images as images_cmd
 from harnessrl.commands import models as models_cmd
 
 
@@ -62,6 +63,7 @@ app.add_typer(train.app, name="train")
 app.command("analyze")(analyze.analyze)
 app.command("study")(study.study)
 app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(images_cmd.app, name="images")
 app.add_typer(models_cmd.app, name="models")
 app.command("audit")(audit_cmd.audit_command)
 

@@ -31,6 +31,15 @@ def _options(pairs: list[str]) -> dict:
     return out
 
 
+def _load(name: str, runtime: str | None):
+    """The suite as plan_eval takes it: its name, or (with --runtime) the loaded suite."""
+    if runtime is None:
+        return name
+    from harnessrl.tasks.loaders import load_suite
+
+    return load_suite(name, runtime=runtime)
+
+
 def eval_command(
     policy: str = typer.Option(..., "--policy", "-p", help="oracle | noop | explore | oracle-drop | oracle-break | oracle-malformed | endpoint:MODEL | lm:PATH"),
     suite: str = typer.Option(..., "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, comma-separated."),
@@ -48,6 +57,8 @@ def eval_command(
     sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
     seals: Path = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
     store: Path = StoreOption,
+    runtime: str = typer.Option(None, "--runtime", help="Terminal-Bench/Harbor folders: jail (replayed on the host, "
+                                "default) or image (each task's own Dockerfile, built once; docs/task-images.md)."),
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
     from harnessrl.evaluate.run import default_run_id, plan_eval, run_eval
@@ -77,8 +88,10 @@ def eval_command(
         if len(suites) > 1 and (tasks or sealed):
             raise fail(f"--{'tasks' if tasks else 'sealed'} applies to one suite; with --suite {suite!r} run one suite at a time")
         # every suite is planned (and checked) before the first episode of any of them runs
-        plans = [plan_eval(name, _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed, seals_dir=seals)
-                 for name in suites]
+        if runtime not in (None, "jail", "image"):
+            raise fail(f"--runtime {runtime}: use jail or image")
+        plans = [plan_eval(_load(name, runtime), _split(harness), seeds, tasks=_split(tasks) or None, sealed=sealed,
+                           seals_dir=seals) for name in suites]
         for plan in plans:
             check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
         s = RecordStore(store or default_store())

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from harnessrl.commands.common import console, fail
 
-app = typer.Typer(help="Task folders: check which load and why others do not.", no_args_is_help=True)
+app = typer.Typer(help="Task folders: check which load and why others do not; build their images.", no_args_is_help=True)
 
 
 @app.command("check")
@@ -23,9 +23,16 @@ def check(
     pins: str = typer.Option(None, "--pins", help="exact: refuse tasks whose pinned Python packages differ from "
                              "this host's (default, or suite.toml's pins); loose: load them, noting each mismatch."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any task is rejected."),
+    runtime: str = typer.Option("jail", "--runtime", help="jail: replayed on the host under the sandbox (default); "
+                                "image: built from the task's own Dockerfile (docs/task-images.md)."),
 ) -> None:
     """Print one row per task: loaded or rejected, the reason and the fix."""
     from harnessrl.tasks.base import SuiteError
+
+    if runtime not in ("jail", "image"):
+        raise fail(f"--runtime {runtime}: use jail or image")
+    if runtime == "image":
+        return _check_images(folder, strict)
     from harnessrl.tasks.check import check_rows
     from harnessrl.tasks.loaders import load_suite
 
@@ -46,4 +53,76 @@ def check(
         table.add_row(row.name, row.source, f"[{style}]{row.status}[/]", row.reason, row.fix)
     console.print(table)
     if strict and suite.rejected:
+        raise typer.Exit(1)
+
+
+def task_folders(folder: Path) -> list[Path]:
+    """One task folder (task.yaml or task.toml), or every such folder directly under `folder`."""
+    if (folder / "task.yaml").exists() or (folder / "task.toml").exists():
+        return [folder]
+    return sorted(p for p in folder.iterdir() if p.is_dir() and ((p / "task.yaml").exists() or (p / "task.toml").exists()))
+
+
+@app.command("build")
+def build(
+    folder: Path = typer.Argument(..., help="A Terminal-Bench/Harbor task folder, or a folder of them."),
+    budget: str = typer.Option(None, "--budget", help="After building, prune the image store to this size (e.g. 20G)."),
+    timeout_s: float = typer.Option(3600.0, "--timeout", help="Seconds one image build may take."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when any task does not build."),
+) -> None:
+    """Build each task's image from its own Dockerfile (plus the grader layer); cached by the build inputs."""
+    from harnessrl.commands.images import open_store, parse_size
+    from harnessrl.tasks.images.build import BuildRefused, build_task, task_build_spec
+
+    if not folder.is_dir():
+        raise fail(f"{folder}: not a folder; give a task folder or a folder of task folders")
+    folders = task_folders(folder)
+    if not folders:
+        raise fail(f"{folder}: no task folders (task.yaml or task.toml) in it")
+    store = open_store()
+    budget_bytes = parse_size(budget) if budget else None
+    table = Table(title=f"{len(folders)} task(s), images in {store.root}")
+    for col in ("task", "status", "reason", "seconds", "MB", "image", "substitutions"):
+        table.add_column(col, overflow="fold")
+    failed = 0
+    for i, task in enumerate(folders, 1):
+        console.print(f"[{i}/{len(folders)}] {task.name}", highlight=False)
+        try:
+            built = build_task(store, task_build_spec(task), say=lambda m: console.print(m, highlight=False, markup=False),
+                               timeout_s=timeout_s, budget_bytes=budget_bytes)
+        except BuildRefused as err:
+            failed += 1
+            table.add_row(task.name, "[red]refused[/]", err.code, "", "", "", err.reason)
+            continue
+        notes = "; ".join(s["note"] for s in built.stand_ins)
+        table.add_row(task.name, "[green]cached[/]" if built.cached else "[green]built[/]", "",
+                      f"{built.seconds:.0f}", f"{built.bytes / 1e6:.0f}", built.image, notes)
+    console.print(table)
+    if strict and failed:
+        raise typer.Exit(1)
+
+
+def _check_images(folder: Path, strict: bool) -> None:
+    """`tasks check --runtime image`: one row per task folder (tasks/images/check.py)."""
+    from harnessrl.tasks.images.check import image_rows
+    from harnessrl.tasks.images.store import ImageStore, images_unavailable
+
+    if not folder.is_dir():
+        raise fail(f"{folder}: not a folder; give a task folder or a folder of task folders")
+    folders = task_folders(folder)
+    if not folders:
+        raise fail(f"{folder}: no task folders (task.yaml or task.toml) in it")
+    store = None if images_unavailable() else ImageStore.default()
+    rows = image_rows(store, folders)
+    refused = sum(r.status == "refused" for r in rows)
+    table = Table(title=f"{len(rows)} task(s), runtime image: {len(rows) - refused} buildable or built, {refused} refused"
+                  + ("" if store else f" (images unavailable here: {images_unavailable()})"))
+    for col in ("task", "runtime", "status", "reason", "detail", "substitutions", "notes"):
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        style = {"built": "green", "buildable": "yellow"}.get(row.status, "red")
+        table.add_row(row.name, row.runtime, f"[{style}]{row.status}[/]", row.reason, row.detail,
+                      "; ".join(row.substitutions), ", ".join(row.notes))
+    console.print(table)
+    if strict and refused:
         raise typer.Exit(1)

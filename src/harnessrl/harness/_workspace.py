@@ -122,4 +122,6 @@ def score(env: Any) -> Score:
         passed, total = s.counts(group)
         info[f"{group}_passed"], info[f"{group}_total"] = passed, total
     info["failure_modes"] = list(s.failure_modes)
+    if getattr(env, "metadata", None):  # a task image's runtime: the image and its base substitutions
+        info["task_image"] = env.metadata
     return Score(solved=s.success, outcome=s.outcome, info=info)

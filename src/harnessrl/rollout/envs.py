@@ -60,4 +60,8 @@ def open_task_runtime(task: TaskLike, seed: int) -> Any:
     sandbox = _SANDBOXES.get(os.getpid())
     if sandbox is None:
         sandbox = _SANDBOXES[os.getpid()] = Sandbox()
+    if getattr(task, "runtime", "jail") == "image":  # the task's own image (tasks/images/runtime.py)
+        from harnessrl.tasks.images.runtime import ImageTaskRuntime
+
+        return ImageTaskRuntime(task, sandbox)
     return TaskRuntime(task, sandbox)

@@ -196,6 +196,7 @@ class Task:
     notes: tuple[str, ...] = ()  # how a foreign task was adapted
     env: Mapping[str, str] = field(default_factory=dict)  # for agent commands and tests (Dockerfile ENV)
     extra_files: tuple[tuple[Path, str], ...] = ()  # (host path, path in /app) copied after workspace_dir
+    runtime: Literal["jail", "image"] = "jail"  # image: runs in the task's own image (tasks/images/)
 
     @property
     def task_id(self) -> str:  # the task contract's name for `id` (tasks/contract.py)

@@ -46,6 +46,18 @@ class SafeFiles:
     root: Path
     uid: int
     gid: int
+    # Where `root` is seen by the agent: /app for a workspace; "/" for a task image's episode root
+    # (tasks/images/rootfs.py), where the agent may write anywhere and every absolute path is inside.
+    mount: str = APP
+
+    def _inside(self, p: str) -> bool:
+        return self.mount == "/" or p == self.mount or p.startswith(self.mount + "/")
+
+    def _strip(self, p: str) -> str:
+        return p if self.mount == "/" else p[len(self.mount):]
+
+    def _at(self, rel: str) -> str:
+        return f"{self.mount.rstrip('/')}/{rel}"
 
     # -- path resolution (see the module docstring) ----------------------------------------
 
@@ -55,16 +67,16 @@ class SafeFiles:
         if "\x00" in p:
             raise WorkspaceError(f"{p!r}: path contains a NUL byte")
         if p.startswith("/"):
-            if p != APP and not p.startswith(APP + "/"):
-                raise WorkspaceError(f"{p}: outside the workspace {APP}")
-            p = p[len(APP):]
+            if not self._inside(p):
+                raise WorkspaceError(f"{p}: outside the workspace {self.mount}")
+            p = self._strip(p)
         parts: list[str] = []
         for part in p.split("/"):
             if part in ("", "."):
                 continue
             if part == "..":
                 if not parts:
-                    raise WorkspaceError(f"{path}: outside the workspace {APP}")
+                    raise WorkspaceError(f"{path}: outside the workspace {self.mount}")
                 parts.pop()
             else:
                 parts.append(part)
@@ -78,7 +90,7 @@ class SafeFiles:
         """
         rel = self.relpath(path)
         if not rel:
-            raise WorkspaceError(f"{APP}: is the workspace directory, not a file")
+            raise WorkspaceError(f"{self.mount}: is the workspace directory, not a file")
         stack = [os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)]  # `..` pops
         names: list[str] = []  # the real path of stack[-1]
         pending = rel.split("/")
@@ -98,10 +110,10 @@ class SafeFiles:
                     fd = os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=stack[-1])
                 except FileNotFoundError:
                     if not create_parents:
-                        raise WorkspaceError(f"{APP}/{rel}: no such file or directory") from None
+                        raise WorkspaceError(f"{self._at(rel)}: no such file or directory") from None
                     retries += 1
                     if retries > _MAX_SYMLINK_HOPS:  # something keeps swapping it under us
-                        raise WorkspaceError(f"{APP}/{rel}: the path keeps changing; try again") from None
+                        raise WorkspaceError(f"{self._at(rel)}: the path keeps changing; try again") from None
                     try:
                         os.mkdir(part, 0o755, dir_fd=stack[-1])
                         if os.geteuid() == 0:
@@ -109,19 +121,19 @@ class SafeFiles:
                     except (FileExistsError, FileNotFoundError):
                         pass  # created or removed concurrently: the next pass re-checks, no-follow
                     except OSError as err:
-                        raise WorkspaceError(f"{APP}/{rel}: {err.strerror}") from None
+                        raise WorkspaceError(f"{self._at(rel)}: {err.strerror}") from None
                     pending.insert(0, part)  # open it on the next pass, still no-follow
                     continue
                 except OSError as err:
                     if err.errno not in (errno.ELOOP, errno.ENOTDIR):
-                        raise WorkspaceError(f"{APP}/{rel}: {err.strerror}") from None
+                        raise WorkspaceError(f"{self._at(rel)}: {err.strerror}") from None
                     hops += 1
                     target = self._link_target(stack[-1], part, hops, rel)
                     if target.startswith("/"):  # absolute inside /app: restart from the root
                         while len(stack) > 1:
                             os.close(stack.pop())
                         names.clear()
-                        target = target[len(APP):]
+                        target = self._strip(target)
                     pending = [p for p in target.split("/") if p not in ("", ".")] + pending
                     continue
                 stack.append(fd)
@@ -134,13 +146,13 @@ class SafeFiles:
     def _link_target(self, dir_fd: int, name: str, hops: int, rel: str) -> str:
         """The target of the symlink `name` in dir_fd, refused if it leaves the workspace."""
         if hops > _MAX_SYMLINK_HOPS:
-            raise WorkspaceError(f"{APP}/{rel}: too many levels of symbolic links")
+            raise WorkspaceError(f"{self._at(rel)}: too many levels of symbolic links")
         try:
             target = os.readlink(name, dir_fd=dir_fd)
         except OSError:
-            raise WorkspaceError(f"{APP}/{rel}: not a directory") from None
-        if target.startswith("/") and target != APP and not target.startswith(APP + "/"):
-            raise WorkspaceError(f"{APP}/{rel}: symbolic link {name} -> {target} points outside the workspace")
+            raise WorkspaceError(f"{self._at(rel)}: not a directory") from None
+        if target.startswith("/") and not self._inside(target):
+            raise WorkspaceError(f"{self._at(rel)}: symbolic link {name} -> {target} points outside the workspace")
         return target
 
     def _open_file(self, path: str | os.PathLike, flags: int, *, create_parents: bool = False) -> tuple[int, str]:
@@ -148,7 +160,7 @@ class SafeFiles:
         hops = 0
         current = path
         while True:
-            shown = f"{APP}/{self.relpath(current)}"
+            shown = f"{self._at(self.relpath(current))}"
             with self._resolved(current, create_parents=create_parents) as (dir_fd, name, parent):
                 if name == "..":
                     raise WorkspaceError(f"{shown}: is a directory")
@@ -162,7 +174,7 @@ class SafeFiles:
                     if err.errno == errno.ELOOP:  # the last component is a symlink: follow it by hand
                         hops += 1
                         target = self._link_target(dir_fd, name, hops, self.relpath(current))
-                        current = target if target.startswith("/") else f"{APP}/{parent}/{target}"
+                        current = target if target.startswith("/") else f"{self.mount.rstrip('/')}/{parent}/{target}"
                         continue
                     if err.errno == errno.ENXIO:  # a FIFO nobody reads
                         raise WorkspaceError(f"{shown}: not a regular file") from None
@@ -202,12 +214,12 @@ class SafeFiles:
     def str_replace(self, path: str | os.PathLike, old: str, new: str, count: int = 1) -> int:
         """Replace `old` by `new`, which must occur exactly `count` times. Returns `count`."""
         if not old:
-            raise EditError(f"{APP}/{self.relpath(path)}: the text to replace is empty", 0)
+            raise EditError(f"{self._at(self.relpath(path))}: the text to replace is empty", 0)
         text = self.read_text(path)
         found = text.count(old)
         if found != count:
             raise EditError(
-                f"{APP}/{self.relpath(path)}: expected {count} occurrence(s) of the text to replace, found {found}", found
+                f"{self._at(self.relpath(path))}: expected {count} occurrence(s) of the text to replace, found {found}", found
             )
         self.write_text(path, text.replace(old, new))
         return found
@@ -217,7 +229,7 @@ class SafeFiles:
         text = self.read_text(path)
         found = text.count(old) if old else 0
         if not found:
-            raise EditError(f"{APP}/{self.relpath(path)}: the text to replace was not found", 0)
+            raise EditError(f"{self._at(self.relpath(path))}: the text to replace was not found", 0)
         self.write_text(path, text.replace(old, new))
         return found
 
@@ -225,7 +237,7 @@ class SafeFiles:
         """Insert `text` after line `line` (1-based; 0 inserts at the top)."""
         lines = self.read_text(path).splitlines(keepends=True)
         if not 0 <= line <= len(lines):
-            raise WorkspaceError(f"{APP}/{self.relpath(path)}: line {line} is outside 0..{len(lines)}")
+            raise WorkspaceError(f"{self._at(self.relpath(path))}: line {line} is outside 0..{len(lines)}")
         if lines and line == len(lines) and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
         block = text if text.endswith("\n") else text + "\n"
@@ -253,7 +265,7 @@ class SafeFiles:
 
     def delete(self, path: str | os.PathLike) -> None:
         """Delete a file or symlink (never what a symlink points to)."""
-        shown = f"{APP}/{self.relpath(path)}"
+        shown = f"{self._at(self.relpath(path))}"
         with self._resolved(path) as (dir_fd, name, _parent):
             try:
                 os.unlink(name, dir_fd=dir_fd)
@@ -270,7 +282,7 @@ class SafeFiles:
                 try:
                     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
                 except OSError:
-                    raise WorkspaceError(f"{APP}/{rel}: not a directory") from None
+                    raise WorkspaceError(f"{self._at(rel)}: not a directory") from None
         else:
             fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:

@@ -226,17 +226,20 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
 # -- 3. pytest ------------------------------------------------------------------------------
 
 
-def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -> tuple[dict | None, str, SandboxResult]:
-    """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run)."""
+def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, python: str = "python",
+               runner_path: tuple[str, ...] = ()) -> tuple[dict | None, str, SandboxResult]:
+    """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run).
+    In a task image (tasks/images/grading.py) `python` is the image's interpreter and `runner_path`
+    the grader layer's folder holding pytest."""
     binds = _stage_tests(task, gws)
     targets = [f"{TESTS_AT}/{f}" for g in TEST_GROUPS for f in task.test_files.get(g, ())]
-    cmd = ["python", "-I", f"{PLUGIN_AT}/harnessrl_init.py", "python", "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
+    cmd = [python, "-I", f"{PLUGIN_AT}/harnessrl_init.py", python, "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
            f"--confcutdir={TESTS_AT}", "-p", "harnessrl_grader", "-rA", "--color=no", "--tb=short",
            "--import-mode=importlib", "--continue-on-collection-errors", "-o", "console_output_style=classic",
            *targets]
     with tempfile.TemporaryFile(dir=gws.home) as report:  # root's, 0600, unlinked: no path to it exists
         env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-               "PYTHONPATH": _grader_pythonpath(task.env.get("PYTHONPATH", "")),
+               "PYTHONPATH": _grader_pythonpath(task.env.get("PYTHONPATH", ""), runner_path),
                "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app"}
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
@@ -265,13 +268,13 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -
     return parsed, "", run
 
 
-def _grader_pythonpath(task_path: str) -> str:
+def _grader_pythonpath(task_path: str, runner_path: tuple[str, ...] = ()) -> str:
     """The plugin's dir, then the task's own PYTHONPATH entries except /app and below: pytest
     imports much of the stdlib before any plugin runs, so /app must not come first even then.
     (PYTHONSAFEPATH is not set: the tests' own `python script.py` subprocesses keep the
     script's directory on their path, as everywhere else.)"""
     keep = [p for p in task_path.split(":") if p and p != "/app" and not p.startswith("/app/")]
-    return ":".join([PLUGIN_AT, *keep])
+    return ":".join([PLUGIN_AT, *runner_path, *keep])
 
 
 def parse_report(text: str) -> dict:

@@ -21,10 +21,14 @@ from harnessrl.tasks.foreign_env import Pins, Rejected, read_dockerfile
 __all__ = ["Pins", "Rejected", "load_foreign", "load_harbor_task", "load_suite", "load_terminal_bench_task", "read_dockerfile"]
 
 
-def load_suite(spec: str | Path, pins: Pins | None = None) -> Suite:
+def load_suite(spec: str | Path, pins: Pins | None = None, runtime: str | None = None) -> Suite:
     """A built-in suite by name, a harnessrl suite folder, or a folder of foreign tasks.
 
-    `pins` overrides suite.toml's `pins` for foreign tasks (default "exact")."""
+    `pins` overrides suite.toml's `pins` for foreign tasks (default "exact"). `runtime` ("jail" or
+    "image") overrides suite.toml's `runtime` for foreign tasks: "image" builds each task's own
+    Dockerfile and runs its episodes in that image (tasks/images/); built-in suites keep the jail."""
+    if runtime not in (None, "jail", "image"):
+        raise SuiteError(f"runtime = {runtime!r}: use \"jail\" (the host under the sandbox) or \"image\" (the task's own image)")
     if isinstance(spec, str) and spec in builtin_suites():
         return load_suite_folder(BUILTIN_DIR / spec)
     root = Path(spec)
@@ -36,9 +40,19 @@ def load_suite(spec: str | Path, pins: Pins | None = None) -> Suite:
         info = read_file(meta).get("suite", {})
         if info.get("format", "harnessrl") == "harnessrl":
             return load_suite_folder(root)
+        if (runtime or info.get("runtime", "jail")) == "image":
+            return _image_suite(root, info.get("name"), str(info.get("version", "1")), info.get("description", ""))
         return load_foreign(root, info.get("name"), str(info.get("version", "1")), info.get("description", ""),
                             pins or info.get("pins", "exact"))
+    if runtime == "image":
+        return _image_suite(root)
     suite = load_foreign(root, pins=pins or "exact")
     if not suite.tasks and not suite.rejected:
         raise SuiteError(f"{root}: no tasks found (expected suite.toml, or task folders with task.yaml / task.toml).")
     return suite
+
+
+def _image_suite(root: Path, *args) -> Suite:
+    from harnessrl.tasks.images.tasks import load_image_suite
+
+    return load_image_suite(root, *args)

@@ -31,6 +31,19 @@ class TaskSetupError(RuntimeError):
     """setup.sh failed: the task is broken (not the agent's doing)."""
 
 
+def replay_solution(task: Task, files, run) -> SandboxResult | None:
+    """The reference solution: its edit steps through `files` (containment-checked file operations),
+    then its solve.sh through `run(script, binds)` (solution/ bound read-only at /solution)."""
+    solution = task.solution
+    if solution is None:
+        raise ValueError(f"{task.id} ships no solution")
+    solution.apply_edits(files)
+    if solution.script is None:
+        return None
+    binds = [Bind(solution.support_dir, "/solution")] if solution.support_dir else []
+    return run(solution.script, binds)
+
+
 class TaskRuntime:
     def __init__(self, task: Task, sandbox: Sandbox, *, quota_mb: int = 256, setup_timeout_s: float = 60.0):
         self.task = task
@@ -68,14 +81,8 @@ class TaskRuntime:
 
     def apply_solution(self, timeout_s: float = 120.0) -> SandboxResult | None:
         """Replay the reference solution; returns solve.sh's result when there is one."""
-        solution = self.task.solution
-        if solution is None:
-            raise ValueError(f"{self.task.id} ships no solution")
-        solution.apply_edits(self.workspace)
-        if solution.script is None:
-            return None
-        binds = [Bind(solution.support_dir, "/solution")] if solution.support_dir else []
-        return self.sandbox.run(solution.script, self.workspace, timeout_s=timeout_s, env=self.task.env, binds=binds)
+        return replay_solution(self.task, self.workspace, lambda script, binds: self.sandbox.run(
+            script, self.workspace, timeout_s=timeout_s, env=self.task.env, binds=binds))
 
     def score(self) -> Score:
         """Stop everything the agent left running (score_workspace kills the whole episode, not

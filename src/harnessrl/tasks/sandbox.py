@@ -57,6 +57,7 @@ from harnessrl.tasks.sandbox_cmdline import (
     cgroup_join,
     count_processes,
     drop_root,
+    image_bwrap_args,
     inner_command,
     unsafe_argv,
 )
@@ -154,11 +155,13 @@ class Sandbox:
         self._stage = PythonTreeStage(self.ro_paths if self.bwrap and self.root else [], state_dir)
         # One cgroup per workspace (cgroup.py): the sum of an episode's processes is bounded.
         self._cgroups: dict[str, EpisodeCgroup | None] = {}
+        # Episodes that run in a task image (tasks/images/rootfs.py): workspace home -> its root.
+        self._images: dict[str, object] = {}
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:  # picklable for process pools and Ray: helpers stay behind
         state = self.__dict__.copy()
-        state["_lock"], state["_cgroups"] = None, {}
+        state["_lock"], state["_cgroups"], state["_images"] = None, {}, {}
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -182,6 +185,17 @@ class Sandbox:
                     ws.on_close(functools.partial(_remove_cgroup, self._cgroups, key))
             return self._cgroups[key]
 
+    def attach_image(self, ws: Workspace, root) -> None:
+        """Run every later command of `ws` in a task image's episode root (an `EpisodeRoot`: its
+        `merged` folder becomes /, its ENV the environment). Detached when the workspace closes."""
+        key = str(ws.home)
+        with self._lock:
+            self._images[key] = root
+        ws.on_close(functools.partial(self._images.pop, key, None))
+
+    def image_root(self, ws: Workspace):
+        return self._images.get(str(ws.home))
+
     def hide(self, *paths: str | Path) -> None:
         """Never show these host paths (e.g. a suite's folder) even if they lie in a bound tree."""
         for p in paths:
@@ -201,6 +215,16 @@ class Sandbox:
             return unsafe_argv(command, limits, nproc)
         fds = [*(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
                *(["--json-status-fd", str(status_fd)] if status_fd is not None else [])]
+        image = self._images.get(str(ws.home))
+        if image is not None:  # the task image's root instead of the host's /usr and /etc; nothing staged
+            image_env = {k: v for k, v in self.env.items() if k not in ("PATH", "HOME", "USER", "LOGNAME")}
+            image_env |= {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+                          "USER": "root", "LOGNAME": "root"} | image.env | dict(env)
+            argv = image_bwrap_args(self.bwrap, image.merged, limits, binds, image_env, cwd, call_dir, fds)
+            argv += ["--", *inner_command(command, limits, nproc, exec_init)]
+            argv = [*drop_root(ws, None), *argv]
+            cg = self.cgroup(ws)
+            return [*cgroup_join(cg.join_files), *argv] if cg is not None else argv
         argv = bwrap_args(self.bwrap, ws, limits, self.ro_paths, self.hidden, dict(self._stage.staged), binds,
                           {**self.env, **env}, cwd, call_dir, fds)
         argv += ["--", *inner_command(command, limits, nproc, exec_init)]

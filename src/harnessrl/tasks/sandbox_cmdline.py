@@ -103,6 +103,31 @@ def bwrap_args(bwrap: str, ws: Workspace, limits: Limits, ro_paths: Sequence[Pat
     return a
 
 
+def image_bwrap_args(bwrap: str, merged: Path, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
+                     cwd: str, call_dir: Path | None, fds: Sequence[str] = ()) -> list[str]:
+    """bwrap's command line for an episode that runs in a task image (tasks/images/rootfs.py): the
+    episode's overlay root at / (writable: changes go to its upper folder), the workspace uid
+    shown as uid 0 (`--uid 0`: the image's root, whose files the uid-shifted layers give to the
+    workspace uid), per-call /tmp and /dev/shm, fresh /proc and /dev. Every other confinement is
+    the same as `bwrap_args` (namespaces, no capabilities, seccomp, no network)."""
+    a = [bwrap, *_BWRAP_FIXED, *fds, "--uid", "0", "--gid", "0", "--bind", str(merged), "/"]
+    if call_dir is not None:
+        a += ["--bind", str(call_dir / "tmp"), "/tmp"]
+    else:
+        a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+    for b in binds:
+        a += ["--bind" if b.writable else "--ro-bind", str(b.source), b.target]
+    a += ["--proc", "/proc", "--dev", "/dev"]
+    if call_dir is not None:
+        a += ["--bind", str(call_dir / "shm"), "/dev/shm"]
+    else:
+        a += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+    a += ["--chdir", cwd]
+    for k, v in env.items():
+        a += ["--setenv", k, v]
+    return a
+
+
 def inner_command(command: str | Sequence[str], limits: Limits, nproc: int, exec_init: bool) -> list[str]:
     """pid 1 of the sandbox: a shell that sets the limits (hard and soft: the command can only
     lower them), then runs the command and waits for it (module docstring). `eval` keeps bash
@@ -166,5 +191,5 @@ def count_processes(uid: int) -> int:
     return n
 
 
-__all__ = ["Bind", "bwrap_args", "cgroup_join", "count_processes", "drop_root", "inner_command",
+__all__ = ["Bind", "bwrap_args", "cgroup_join", "count_processes", "drop_root", "image_bwrap_args", "inner_command",
            "ulimits", "unsafe_argv"]

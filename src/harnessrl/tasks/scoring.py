@@ -33,7 +33,8 @@ from harnessrl.tasks.grader import TESTS_AT, grader_workspace, run_pytest, run_r
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
 
-OUTCOMES = ("solved", "dropped_requirement", "broke_existing", "dropped_requirement+broke_existing", "failed_heldout", "test_error")
+OUTCOMES = ("solved", "dropped_requirement", "broke_existing", "dropped_requirement+broke_existing", "failed_heldout", "test_error",
+            "grader_tamper")  # grader_tamper: a task-image episode wrote where the grader runs (tasks/images/grading.py)
 _SUMMARY = re.compile(r"^=+ short test summary info =+$")
 _FINAL = re.compile(r"^=+ .*\b(passed|failed|error|errors|skipped|deselected|xfailed|xpassed|no tests ran)\b.* in [\d.]+s.* =+$")
 _LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+?)(?: - .*)?$")

@@ -1,0 +1,116 @@
+"""Grading an episode that ran in a task image: the grader's trust domain (grader.py) over the image.
+
+    verdict = grade_in_image(task, store, built, ws, root, sandbox, timeout_s=60)
+    verdict.status     # "graded" | "grader_tamper" | "test_error"
+    verdict.report     # the plugin's report (results, exitstatus) when graded
+    verdict.tamper     # [(path in the image, rule)] that made it grader_tamper
+
+1. The agent is stopped (grader.stop_agent: its cgroup emptied, kill(-1) as its uid).
+2. Its upper layer is diffed against the protected paths below; a hit is `grader_tamper`, never
+   graded. In a task image the agent may write anywhere (it is the image's root), so these
+   are the places that would put its code into the grader's own process: the dynamic loader's
+   preload list, Python's start-up hooks (sitecustomize, usercustomize, .pth files), the
+   interpreter's standard library, an interpreter or pytest shim on PATH, and the runner layer.
+3. A new workspace (new uid, new scratch) mounts the grader image (the task image plus the
+   runner layer) with the agent's upper folder as its topmost read-only layer, so the tests see
+   exactly what the agent left. The hidden tests, pytest.ini, the plugin and the init are bound
+   read-only over /tests and /grader (an agent's pre-created /tests, or a conftest.py or
+   pytest.ini in it, is covered, never read: neutralised); `--confcutdir=/tests` and `-c` keep
+   conftest.py and ini files elsewhere out; the user site is off. The report comes through the
+   root-owned unlinked file of grader.run_pytest, outside anything the agent could touch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from harnessrl.tasks.base import Task
+from harnessrl.tasks.grader import run_pytest, stop_agent
+from harnessrl.tasks.images.build import Built
+from harnessrl.tasks.images.grader_layer import GRADER_DIR
+from harnessrl.tasks.images.rootfs import EpisodeRoot
+from harnessrl.tasks.images.store import ImageStore
+from harnessrl.tasks.sandbox import Sandbox, SandboxResult
+from harnessrl.tasks.workspace import Workspace
+
+_BIN = r"(?:usr/local/sbin|usr/local/bin|usr/sbin|usr/bin|sbin|bin)"
+_PY = r"(?:usr/local/lib|usr/lib)/python3(?:\.\d+)?"
+PROTECTED = [  # (rule, regex over the path relative to /)
+    ("dynamic loader preload or search path", re.compile(r"etc/ld\.so\.(?:preload|conf|conf\.d(?:/.*)?)")),
+    ("python start-up hook in site-packages", re.compile(_PY + r"/(?:site|dist)-packages/(?:sitecustomize\.py|usercustomize\.py|[^/]*\.pth)")),
+    ("python user site", re.compile(r"root/\.local/lib/python3[^/]*(?:/.*)?")),
+    ("python standard library", re.compile(_PY + r"/(?!site-packages(?:/|$)|dist-packages(?:/|$))[^/].*")),
+    ("interpreter or pytest shim on PATH", re.compile(_BIN + r"/(?:python3(?:\.\d+)?|pytest|py\.test)")),
+    ("the grader's runner layer", re.compile(re.escape(GRADER_DIR.lstrip("/").split("/")[0]) + r"/harnessrl(?:/.*)?")),
+]
+NEUTRALISED = [  # covered by the grader's own read-only binds or options: reported, not graded on
+    ("tests folder (bound over read-only)", re.compile(r"tests(?:/.*)?")),
+    ("verifier logs (a fresh folder per grading)", re.compile(r"logs/verifier(?:/.*)?")),
+    ("conftest.py / pytest.ini outside /tests (--confcutdir, -c)", re.compile(r"(?:conftest\.py|pytest\.ini|tox\.ini|setup\.cfg)")),
+]
+MAX_SCAN = 200_000
+
+
+@dataclass
+class ImageVerdict:
+    status: str  # "graded" | "grader_tamper" | "test_error"
+    report: dict | None = None
+    why: str = ""
+    tamper: list[tuple[str, str]] = field(default_factory=list)
+    neutralised: list[tuple[str, str]] = field(default_factory=list)
+    run: SandboxResult | None = None  # the test run (None when not graded)
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "graded" and self.report is not None and self.report["exitstatus"] == 0
+
+
+def scan_upper(upper: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(tampered, neutralised): the upper layer's entries (whiteouts, i.e. deletions, included)
+    matching a protected or a neutralised rule, as (path, rule). Iterative, bounded, no symlink followed."""
+    tampered, neutralised = [], []
+    stack, seen = [""], 0
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = list(os.scandir(upper / rel_dir if rel_dir else upper))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if seen > MAX_SCAN:
+                return [*tampered, (rel_dir, f"more than {MAX_SCAN} changed entries: not inspected")], neutralised
+            hit = next((rule for rule, rx in PROTECTED if rx.fullmatch(rel)), None)
+            if hit:
+                tampered.append((f"/{rel}", hit))
+                continue
+            soft = next((rule for rule, rx in NEUTRALISED if rx.fullmatch(rel)), None)
+            if soft:
+                neutralised.append((f"/{rel}", soft))
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(rel)
+    return tampered, neutralised
+
+
+def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, root: EpisodeRoot,
+                   sandbox: Sandbox, timeout_s: float = 60.0) -> ImageVerdict:
+    """Stop the agent, check its changes, run the hidden tests in the grader image over them."""
+    stop_agent(ws, sandbox)
+    tampered, neutralised = scan_upper(root.upper)
+    if tampered:
+        return ImageVerdict("grader_tamper", why="; ".join(f"{p} ({r})" for p, r in tampered[:5]),
+                            tamper=tampered, neutralised=neutralised)
+    root.close()  # the agent's overlay goes; its upper folder stays until the workspace closes
+    with Workspace.create(None, quota_mb=64) as gws:
+        groot = EpisodeRoot.create(store, built.grader_image, gws, on_top=(root.upper, ws.uid, ws.gid))
+        sandbox.attach_image(gws, groot)
+        graded = replace(task, env={**task.env, "PYTHONNOUSERSITE": "1"})
+        report, why, run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,))
+    if report is None:
+        return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
+    return ImageVerdict("graded", report=report, neutralised=neutralised, run=run)
