@@ -161,6 +161,11 @@ class Session(ABC):
     def finish(self) -> Verdict:
         """Ask the environment for the verdict (hidden tests, env reward)."""
 
+    def ready(self) -> None:
+        """Called once after every session of a group has started, before the first turn: a
+        program harness waits here for its program's first call, so a group's programs start
+        at the same time. Our own harnesses are ready when `start` returns."""
+
     # -- two-phase stepping: the rollout loop sends every answer of a turn, then receives each result
 
     def send(self, text: str, action: Any = None) -> None:

@@ -7,7 +7,8 @@ How an episode runs:
   1. `start` makes the episode's loopback-only network namespace (tasks/netns.py), a gateway
      (harnessrl.gateway) on a listener the host creates inside it, with a fresh api key, and
      starts the program in the episode's sandbox, joined to that namespace, stdin /dev/null,
-     its state outside /app (agents/launch.py). It waits for the program's first call.
+     its state outside /app (agents/launch.py). `ready` waits for the program's first call
+     (the loop starts every program of a group first, then waits for each).
   2. `messages` is the pending call's conversation as text (_program_wire.py: tools rendered
      Hermes-style), so the policy answers it like any harness turn; the lockstep loop batches
      the pending calls of a whole group into one `policy.act`.
@@ -91,7 +92,7 @@ class ProgramHarness(CodeHarness):
         sandbox = program_sandbox(self.program, installed(self.program).ro_paths, env.sandbox)
         spec = launch_spec(self.program, env.workspace, sandbox, task=session.task.instruction.strip(),
                            base_url=base_url, api_key=api_key, model=self.model_name,
-                           **dict(o.get("launch", {})))
+                           **{**session.launch_options(), **dict(o.get("launch", {}))})
         session.notes += list(spec.notes)
         return sandbox.spawn(list(spec.argv), env.workspace, env=spec.env, binds=spec.binds, cwd=spec.cwd,
                              limits=spec.limits, network=session.net, stdin=False, lifetime_s=lifetime)
@@ -136,6 +137,10 @@ class ProgramSession(Session):
     def opt(self, name: str, default: Any) -> Any:
         return self.harness.spec.options.get(name, default)
 
+    def launch_options(self) -> dict[str, Any]:
+        """Per-episode options for the program's launch (agents/launch.py); a style adds its own."""
+        return {}
+
     # -- start: network, gateway, program, first call ---------------------------------------
 
     def start(self) -> list[dict[str, str]]:
@@ -148,8 +153,12 @@ class ProgramSession(Session):
                                max_calls=self.harness.spec.max_turns).start()
         self.started = time.monotonic()
         self.proc = self.harness.launch(self, self.gateway.base_url, self.gateway.api_key)
-        self._wait()
         return self.messages
+
+    def ready(self) -> None:
+        """Wait for the program's first call (or its exit): then `messages` is that call's."""
+        if self.pending is None and not self.done:
+            self._wait()
 
     # -- the two phases of a step -------------------------------------------------------------
 

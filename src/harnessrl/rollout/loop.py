@@ -155,6 +155,12 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
     privileged = bool(getattr(policy, "privileged", False))
     runs = [_start(item, f"{key_prefix}{first + i}", open_env, privileged) for i, item in enumerate(items)]
     try:
+        for r in runs:  # programs started above all start at once; each is waited for here
+            if not r.crash and r.session is not None:
+                try:
+                    r.session.ready()
+                except Exception:
+                    r.crash = traceback.format_exc(limit=6)
         while True:
             active = [r for r in runs if not r.crash and r.session is not None and not r.session.done]
             if not active:
