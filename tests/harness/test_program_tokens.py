@@ -22,6 +22,7 @@ from harnessrl.policies.tiny import build_tiny_lm
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.rollout.suites import load_suite
 from harnessrl.tasks.sandbox import bwrap_path
+from harnessrl.train.token_check import check_rows
 from tests import tiny_lm
 from tests.harness.test_program import harness
 
@@ -65,6 +66,17 @@ def test_every_call_is_recorded_token_exact(tmp_path):
     assert lm.pop_resets("0") == []  # every call extended the one before: one row
     assert int(mask.sum()) == sum(c["completion_tokens"] for c in calls)
     assert all(c["used"] == {"temperature": 1.0} for c in calls)
+    # the stored row, teacher-forced: the recorded log-probs are the model's, every mask-1 token was sampled
+    report = check_rows(lm, [ep])
+    assert report["max_abs_diff"] <= 1e-4 and report["unsampled"] == 0 and report["rows"] == 1
+    assert report["tokens"] == int(mask.sum())
+    assert report["programs"]["mini-swe-agent"] == {"calls": len(calls), "merged": len(calls) - 1,
+                                                    "spliced": report["programs"]["mini-swe-agent"]["spliced"], "split": 0}
+    # and the check can fail: a log-prob off by 1e-3, a token the gateway never sampled
+    ep.turns[1].logprobs[ep.turns[1].loss_mask == 1] += 1e-3
+    ep.metadata["calls"][2]["completion_tokens"] += 1
+    bad = check_rows(lm, [ep])
+    assert bad["max_abs_diff"] > 5e-4 and bad["unsampled"] == 1
 
 
 TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
