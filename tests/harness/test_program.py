@@ -14,6 +14,7 @@ import signal
 import socket
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harnessrl.gateway import Gateway
@@ -100,6 +101,22 @@ def test_the_turn_budget_ends_the_episode_and_refuses_later_calls(tasks):
     ep = eps[0]
     assert ep.status == "turn_limit" and len(ep.turns) == 2
     assert ep.metadata["stop_reason"] == "turn budget spent"
+
+
+class TenTokens(Replay):
+    """Replays its replies as if each were ten generated tokens (the token budget counts mask-1 tokens)."""
+
+    def act(self, states):
+        return [Action(a.text, token_ids=np.arange(10), logprobs=np.zeros(10), loss_mask=np.ones(10, np.int8))
+                for a in super().act(states)]
+
+
+def test_the_token_and_wall_time_budgets_end_the_episode(tasks):
+    ep = run_group(TenTokens([block("true")] * 10), [RolloutItem(harness("options.max_tokens=25"), tasks[0], 0)])[0]
+    assert ep.status == "token_limit" and len(ep.turns) == 3 and ep.metadata["stop_reason"] == "token budget spent"
+    ep = run_group(Replay([block("sleep 30")]), [RolloutItem(harness("options.wall_s=1"), tasks[0], 0)])[0]
+    assert ep.status == "timeout" and ep.metadata["stop_reason"] == "wall-time budget of 1 s spent"
+    assert ep.wall_time < 20
 
 
 def test_an_unparsed_reply_is_a_counted_format_error(tasks):
