@@ -169,7 +169,9 @@ class Gateway:
 
     def _refused(self, status: int, code: str, reason: str) -> None:
         self.refusals.append(Refusal(status, code, reason, time.time()))
-        log.warning("gateway :%d refused a request: %d %s: %s", self.port, status, code, reason)
+        # a call cut off by the episode's end is expected (the program is killed next); the rest is news
+        level = logging.INFO if code == "episode_ended" else logging.WARNING
+        log.log(level, "gateway :%d refused a request: %d %s: %s", self.port, status, code, reason)
 
     def authorized(self, header: str | None) -> bool:
         scheme, _, token = (header or "").partition(" ")
