@@ -61,3 +61,13 @@ def test_every_harness_meets_the_rollout_contract(name, monkeypatch):
             assert t.status in TURN_STATUSES and len(t.token_ids) == len(t.logprobs) == len(t.loss_mask)
         assert phases == ["send", "receive"] * len(ep.turns)
         assert uid_processes(uids[-1]) == []
+
+
+@pytest.mark.slow
+def test_aider_cli_oracle_names_files_from_aiders_root():
+    """Without git, Aider's root is the common folder of its chat files (here plugins/): the oracle's
+    blocks must name files relative to it, or a new file lands in plugins/plugins/."""
+    task = load_suite("code-v1")["feat-plugin-registry"]
+    ep = run_group(make_policy("oracle"), [RolloutItem(_harness("aider-cli"), task, 0)])[0]
+    assert ep.success, (ep.outcome, ep.metadata["program_output"][-1500:])
+    assert "\nshout.py\n```\n<<<<<<< SEARCH" in "\n" + ep.turns[0].action

@@ -182,6 +182,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a program killed mid-call must not keep the host process alive
     request_queue_size = 16
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a program killed while its connection was open (reset, broken pipe) is not the host's error
+        log.debug("gateway :%d: a connection from %s ended abnormally", self.server_address[1], client_address,
+                  exc_info=True)
+
     def __init__(self, gateway: Gateway, sock: socket.socket | None):
         self.gateway = gateway
         super().__init__(("127.0.0.1", 0), _Handler, bind_and_activate=sock is None)

@@ -13,7 +13,10 @@ reflections), through the renderer our own `aider` style uses; noop answers with
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, ClassVar
+
+from harnessrl.harness._common import WORKDIR, resolve, shown
 
 from harnessrl.harness.aider import AiderHarness
 from harnessrl.harness.base import HarnessSpec, Intent, Session, register_style
@@ -23,8 +26,17 @@ MAX_CHAT_FILES = 64  # files added to the chat; a larger workspace is cut (the m
 
 
 class AiderCliSession(ProgramSession):
+    aider_root = WORKDIR
+
     def launch_options(self) -> dict[str, Any]:
         files = [p for p in self.env.workspace.files() if not p.startswith(".")][:MAX_CHAT_FILES]
+        # without git, Aider's root is the common folder of the files in its chat (aider.utils.find_common_root),
+        # and the paths of edit blocks are relative to it: /app/plugins when every file is under plugins/
+        absolute = [posixpath.join(WORKDIR, f) for f in files]
+        if len(absolute) == 1:
+            self.aider_root = posixpath.dirname(absolute[0])
+        elif absolute:
+            self.aider_root = posixpath.commonpath(absolute)
         return {"files": files}
 
 
@@ -44,7 +56,13 @@ class AiderCliHarness(ProgramHarness):
         return self.render_turn([intent], session)[0]
 
     def render_turn(self, intents: list[Intent], session: Session | None) -> tuple[str, int]:
-        return self._blocks.render_turn(intents, session)
+        text, used = self._blocks.render_turn(intents, session)
+        root = getattr(session, "aider_root", WORKDIR)
+        if root != WORKDIR:  # name each file as Aider does: relative to its root
+            for path in {i.args["path"] for i in intents[:used] if "path" in i.args}:
+                named = posixpath.relpath(shown(resolve(path) or ""), root)
+                text = text.replace(f"{path}\n{self._blocks.fence}\n<<<<<<< SEARCH", f"{named}\n{self._blocks.fence}\n<<<<<<< SEARCH")
+        return text, used
 
     def expressible(self, intent: Intent) -> bool:
         return self._blocks.expressible(intent)
