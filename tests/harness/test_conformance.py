@@ -20,7 +20,7 @@ from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.rollout.suites import load_suite
 from harnessrl.tasks.sandbox import bwrap_path
 from tests.harness.test_program import harness as script_program
-from tests.harness.test_program import uid_processes
+from tests.tasks.conftest import uid_processes
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(bwrap_path() is None or os.geteuid() != 0,
                                                       reason="needs bubblewrap and root (programs run in a netns)")]

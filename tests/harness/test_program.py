@@ -26,6 +26,7 @@ from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.rollout.suites import load_suite
 from harnessrl.tasks.netns import EpisodeNetwork
 from harnessrl.tasks.sandbox import bwrap_path
+from tests.tasks.conftest import uid_processes
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(bwrap_path() is None or os.geteuid() != 0,
                                                       reason="needs bubblewrap and root (per-episode network namespace)")]
@@ -47,18 +48,6 @@ SUBMIT = block("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")
 @pytest.fixture(scope="module")
 def tasks():
     return list(load_suite("code-v1").tasks)[:2]
-
-
-def uid_processes(uid: int) -> list[int]:
-    pids = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if d.stat().st_uid == uid:
-                    pids.append(int(d.name))
-            except FileNotFoundError:
-                pass
-    return pids
 
 
 def test_oracle_solves_and_noop_does_not_through_the_program(tasks):
