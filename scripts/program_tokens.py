@@ -27,12 +27,13 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--harness", default="mini-swe-agent,aider-cli")
     ap.add_argument("--tasks", type=int, default=3)
-    ap.add_argument("--max-turns", type=int, default=6)
-    ap.add_argument("--max-new-tokens", type=int, default=96)
+    ap.add_argument("--max-turns", type=int, default=3)
+    ap.add_argument("--max-new-tokens", type=int, default=48)
+    ap.add_argument("--prefix-cache-mb", type=int, default=1024, help="keep earlier turns' keys/values (prefill new tokens only)")
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     lm = LMPolicy.from_config(LMConfig(model=args.model, max_new_tokens=args.max_new_tokens, temperature=1.0,
-                                       dtype="float32", device=args.device))
+                                       dtype="float32", device=args.device, prefix_cache_mb=args.prefix_cache_mb))
     lm.reseed(0)
     harnesses = [make_harness(load_spec(h, [f"max_turns={args.max_turns}"])) for h in args.harness.split(",")]
     tasks = [t for t in load_suite("code-v1").tasks if not t.needs_shell][: args.tasks]

@@ -131,7 +131,6 @@ class ProgramSession(Session):
         self.tokens = 0
         self.queue_s = 0.0
         self._first: dict[str, Any] | None = None
-        self._sent: tuple[str, Any] | None = None
         self._closed = False
 
     def opt(self, name: str, default: Any) -> Any:
@@ -164,7 +163,7 @@ class ProgramSession(Session):
 
     def send(self, text: str, action: Any = None) -> None:
         """Answer the pending call with the policy's text; the program goes on at once."""
-        call, self._sent = self.pending, (text, action)
+        call = self.pending
         if call is None:
             return
         reply, unparsed = to_reply(text, call.request, self.issued)
@@ -195,7 +194,6 @@ class ProgramSession(Session):
 
     def receive(self) -> StepResult:
         """Wait for the program's next call or its exit; the step's result."""
-        text, _ = self._sent or ("", None)
         last = self.calls[-1] if self.calls else {}
         if not self.done:
             self._wait()
@@ -217,7 +215,6 @@ class ProgramSession(Session):
                 self.messages = to_text(call.request, self.issued)
                 return
             if not self.proc.alive:
-                call = self.gateway.next_call(timeout=POLL_S)  # a call made just before it exited is lost anyway
                 self.program_exit = self.proc.close()
                 ok = self.program_exit == 0
                 self._stop(f"program exited ({self.program_exit})", "ok" if ok else "crash")
