@@ -19,6 +19,8 @@ from harnessrl.commands import analyze, bipa, recipe, records, seal, study, trai
 from harnessrl.commands import tasks as tasks_cmd
 from harnessrl.commands import images as images_cmd
 from harnessrl.commands import models as models_cmd
+from harnessrl.commands import agents as agents_cmd
+from harnessrl.commands import gateway as gateway_cmd
 
 
 class OneLineErrors(TyperGroup):
@@ -65,6 +67,8 @@ app.command("study")(study.study)
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(images_cmd.app, name="images")
 app.add_typer(models_cmd.app, name="models")
+app.add_typer(agents_cmd.app, name="agents")
+app.add_typer(gateway_cmd.app, name="gateway")
 app.command("audit")(audit_cmd.audit_command)
 
 

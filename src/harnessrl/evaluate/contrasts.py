@@ -81,6 +81,7 @@ def contrasts(harnesses: list[Harness], tasks: list[TaskLike], seeds: tuple[int,
                 env = open_env(task, seed)
                 try:
                     session = h.open(task, env, seed)
+                    session.ready()
                     pair = fn(task, session)
                     if pair is None:
                         continue

@@ -68,7 +68,9 @@ def build_manifest(tasks: list[TaskLike], harnesses: list[Harness], open_env: Ca
         for harness in harnesses:
             env = open_env(task, seed)
             try:
-                messages = harness.open(task, env, seed).messages
+                session = harness.open(task, env, seed)
+                session.ready()  # a program harness: its first call
+                messages = session.messages
             finally:
                 env.close()
             prompt = json.dumps(messages, sort_keys=True, ensure_ascii=False)
