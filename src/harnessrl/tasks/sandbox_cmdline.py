@@ -107,13 +107,13 @@ def bwrap_args(bwrap: str, ws: Workspace, limits: Limits, ro_paths: Sequence[Pat
 
 
 def image_bwrap_args(bwrap: str, merged: Path, limits: Limits, binds: Sequence[Bind], env: Mapping[str, str],
-                     cwd: str, call_dir: Path | None, fds: Sequence[str] = ()) -> list[str]:
+                     cwd: str, call_dir: Path | None, fds: Sequence[str] = (), share_net: bool = False) -> list[str]:
     """bwrap's command line for an episode that runs in a task image (tasks/images/rootfs.py): the
     episode's overlay root at / (writable: changes go to its upper folder), the workspace uid
     shown as uid 0 (`--uid 0`: the image's root, whose files the uid-shifted layers give to the
     workspace uid), per-call /tmp and /dev/shm, fresh /proc and /dev. Every other confinement is
-    the same as `bwrap_args` (namespaces, no capabilities, seccomp, no network)."""
-    a = [bwrap, *_BWRAP_FIXED, *fds, "--uid", "0", "--gid", "0", "--bind", str(merged), "/"]
+    the same as `bwrap_args` (namespaces, no capabilities, seccomp, no network; `share_net` as there)."""
+    a = [bwrap, *_BWRAP_FIXED, *(["--share-net"] if share_net else []), *fds, "--uid", "0", "--gid", "0", "--bind", str(merged), "/"]
     if call_dir is not None:
         a += ["--bind", str(call_dir / "tmp"), "/tmp"]
     else:
