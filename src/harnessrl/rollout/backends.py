@@ -143,7 +143,9 @@ def _pool_init(policy: PolicySpec) -> None:
         _INIT_ERROR = err
 
 
-def _pool_run(chunk: list[Job], run_id: str, queue: Any) -> list[tuple[int, Episode]]:
+def _pool_run(chunk: list[Job], run_id: str, queue: Any = None) -> list[tuple[int, Episode]]:
+    """One chunk in this worker. `queue` is the pool's progress queue (rollout/pool.py passes it
+    to every call); episodes report no progress of their own, and a Ray actor has none."""
     if _INIT_ERROR is not None:
         raise _INIT_ERROR
     assert _WORKER is not None
