@@ -17,12 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class Responder:
     def __init__(self, listener: socket.socket, replies: list[str], *, status: int = 200,
-                 error_headers: dict[str, str] | None = None):
+                 error_headers: dict[str, str] | None = None, delay_s: float = 0.0):
         self.replies = list(replies)
+        self.delay_s = delay_s  # before each answer: a model that is slow, or never answers
         self.status = status
         self.error_headers = error_headers or {}
         self.requests: list[dict] = []
         self._lock = threading.Lock()
+        self._stop = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,6 +42,7 @@ class Responder:
                     owner.requests.append({"method": "POST", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                            "body": body, "time": time.monotonic()})
                     n = sum(1 for r in owner.requests if r["method"] == "POST")
+                owner._stop.wait(owner.delay_s)
                 if owner.status != 200:
                     return self._json(owner.status, {"error": {"message": "refused by the test responder",
                                                                "type": "invalid_request_error", "code": owner.status}},
@@ -87,6 +90,7 @@ class Responder:
             return [r for r in self.requests if r["method"] == "POST"]
 
     def close(self) -> None:
+        self._stop.set()
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)

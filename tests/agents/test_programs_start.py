@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -19,6 +20,7 @@ from harnessrl.tasks.netns import EpisodeNetwork
 from harnessrl.tasks.sandbox import Limits, Sandbox, bwrap_path
 from harnessrl.tasks.workspace import Workspace
 
+from ..tasks.conftest import uid_processes
 from .responder import Responder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow,
@@ -125,3 +127,36 @@ def test_aider_stops_at_once_on_400_and_exits_0(episode):
     assert len(posts) == 1, output[-2000:]
     assert code == 0  # aider reports the error and ends normally
     assert "BadRequestError" in output or "refused by the test responder" in output
+
+
+def test_a_config_planted_in_app_is_not_the_one_mini_reads(episode):
+    ws, net = episode
+    ws.write_text("mini_textbased.yaml", "agent:\n  system_template: PLANTED\n")
+    _, _, code, output, posts = run_program("mini-swe-agent", ws, net, [MINI_SUBMIT])
+    assert code == 0, output[-2000:]
+    assert "PLANTED" not in posts[0]["body"]["messages"][0]["content"]
+
+
+def test_killing_the_program_mid_call_leaves_no_process(episode):
+    ws, net = episode
+    prog = ready("mini-swe-agent")
+    sandbox = Sandbox(Limits(timeout_s=300, cpu_s=300), ro_paths=prog.ro_paths)
+    responder = Responder(net.listen(), [MINI_SUBMIT], delay_s=600)  # the call never returns
+    try:
+        spec = launch_spec("mini-swe-agent", ws, sandbox, task="t", api_key="k", model="m",
+                           base_url=f"http://127.0.0.1:{responder.port}/v1")
+        proc = sandbox.spawn(list(spec.argv), ws, env=spec.env, binds=spec.binds, cwd=spec.cwd, limits=spec.limits,
+                             network=net, stdin=False, lifetime_s=300)
+        deadline = time.monotonic() + 120
+        while not responder.posts and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert responder.posts, proc.read()
+        assert uid_processes(ws.uid)  # the program is alive, waiting on its call
+        code = proc.close()  # SIGKILL to the sandbox
+    finally:
+        responder.close()
+    assert code != 0
+    deadline = time.monotonic() + 10
+    while uid_processes(ws.uid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert uid_processes(ws.uid) == []

@@ -141,16 +141,8 @@ def install(name: str, *, force: bool = False, progress: Callable[[str], Any] | 
             else:
                 _install_npm(spec, root / ENV, say)
                 lock_text = (root / ENV / "package-lock.json").read_text()
-            (root / LOCK).write_text(lock_text)
             say("hashing the installed files")
-            files, size = tree_hashes(root / ENV)
-            manifest = {
-                "name": spec.name, "package": spec.package, "version": spec.version, "kind": spec.kind,
-                "interpreter": _interpreter(spec, root / ENV), "install_seconds": round(time.perf_counter() - t0, 1),
-                "size_bytes": size, "lock_sha256": hashlib.sha256(lock_text.encode()).hexdigest(),
-                "content_hash": content_hash(files), "files": files,
-            }
-            atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+            manifest = write_manifest(spec, root, lock_text, _interpreter(spec, root / ENV), time.perf_counter() - t0)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)  # nothing half-installed looks installed
             raise
@@ -208,6 +200,21 @@ def _interpreter(spec: ProgramSpec, env: Path) -> str:
 
 # -- hashing and verifying ------------------------------------------------------------------------
 
+def write_manifest(spec: ProgramSpec, root: Path, lock_text: str, interpreter: str, seconds: float) -> dict:
+    """Write `lock.txt`, then hash `root/env` into `manifest.json` (last: it marks the install
+    complete); returns the manifest."""
+    (root / LOCK).write_text(lock_text)
+    files, size = tree_hashes(root / ENV)
+    manifest = {
+        "name": spec.name, "package": spec.package, "version": spec.version, "kind": spec.kind,
+        "interpreter": interpreter, "install_seconds": round(seconds, 1), "size_bytes": size,
+        "lock_sha256": hashlib.sha256(lock_text.encode()).hexdigest(), "content_hash": content_hash(files),
+        "files": files,
+    }
+    atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+    return manifest
+
+
 def tree_hashes(top: Path) -> tuple[dict[str, str], int]:
     """{relative path: sha256 hex, or `link:<target>` for a symlink} for every file under `top`,
     and the total size in bytes. Directories are implied by their files."""
@@ -264,4 +271,4 @@ def listing() -> list[dict]:
 
 
 __all__ = ["Installed", "agents_dir", "content_hash", "find_python", "install", "installed", "is_installed",
-           "listing", "program_dir", "tree_hashes", "verify"]
+           "listing", "program_dir", "tree_hashes", "verify", "write_manifest"]
