@@ -160,3 +160,20 @@ def test_killing_the_program_mid_call_leaves_no_process(episode):
     while uid_processes(ws.uid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert uid_processes(ws.uid) == []
+
+
+def test_qwen_code_writes_a_file_through_a_tool_call(episode):
+    ws, net = episode
+    write = {"name": "write_file", "arguments": {"file_path": "/app/hello.txt", "content": "hi\n"}}
+    replies = [write, "Done: /app/hello.txt written.", "No memories to save."]
+    _, spec, code, output, posts = run_program("qwen-code-cli", ws, net, replies)
+    assert code == 0, output[-3000:]
+    assert ws.read_text("hello.txt") == "hi\n"
+    assert os.stat(ws.root / "hello.txt").st_uid == ws.uid
+    first = posts[0]["body"]
+    assert posts[0]["path"] == "/v1/chat/completions" and first["model"] == "test-model"
+    assert first["stream"] is True and "write_file" in [t["function"]["name"] for t in first["tools"]]
+    second = posts[1]["body"]["messages"]  # the tool result goes back as a `tool` message with the call's id
+    assert [m["role"] for m in second[-2:]] == ["assistant", "tool"]
+    assert second[-1]["tool_call_id"] == "call_1"
+    assert sorted(ws.listdir("")) == ["hello.txt"]  # its state stays in /agent, not in /app

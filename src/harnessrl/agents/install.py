@@ -141,6 +141,8 @@ def install(name: str, *, force: bool = False, progress: Callable[[str], Any] | 
             else:
                 _install_npm(spec, root / ENV, say)
                 lock_text = (root / ENV / "package-lock.json").read_text()
+            for rel in spec.executables:
+                (root / ENV / rel).chmod(0o755)
             say("hashing the installed files")
             manifest = write_manifest(spec, root, lock_text, _interpreter(spec, root / ENV), time.perf_counter() - t0)
         except BaseException:
@@ -181,11 +183,12 @@ def _install_npm(spec: ProgramSpec, env: Path, say: Callable[[str], Any]) -> Non
     env.mkdir()
     quiet = {"npm_config_update_notifier": "false", "npm_config_fund": "false", "npm_config_audit": "false"}
     shipped = LOCKS_DIR / f"{spec.name}.package-lock.json"
-    if shipped.is_file():  # exactly the shipped tree
-        (env / "package.json").write_text(json.dumps({"private": True, "dependencies": {spec.package: spec.version}}))
+    if shipped.is_file():  # the shipped tree: npm install follows a lock that satisfies package.json
+        # (not `npm ci`: it insists on other platforms' optional packages being in the lock)
+        (env / "package.json").write_text(json.dumps({"dependencies": {spec.package: spec.version}}, indent=2) + "\n")
         shutil.copyfile(shipped, env / "package-lock.json")
-        say(f"npm ci {spec.pin} (from {shipped.name})")
-        _run([npm, "ci", "--prefix", str(env), "--no-audit", "--no-fund"], spec, env=quiet, cwd=env)
+        say(f"npm install {spec.pin} (locked by {shipped.name})")
+        _run([npm, "install", "--prefix", str(env), "--no-audit", "--no-fund"], spec, env=quiet, cwd=env)
     else:
         say(f"npm install {spec.pin}")
         _run([npm, "install", "--prefix", str(env), "--no-audit", "--no-fund", "--save-exact", spec.pin], spec,
