@@ -97,3 +97,18 @@ def test_cli_list_verify_and_bad_names(agents_dir):
     assert r.exit_code == 2 and "harnessrl agents install aider-cli" in r.output
     r = runner.invoke(app, ["agents", "install", "no-such-agent"])
     assert r.exit_code == 2 and "not known" in r.output and "mini-swe-agent" in r.output
+
+
+def test_the_address_space_stays_capped_where_no_cgroup_bounds_memory():
+    import warnings
+
+    from harnessrl.agents.launch import program_limits
+    from harnessrl.tasks.sandbox import Limits, Sandbox
+    from harnessrl.tasks.workspace import Workspace
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(Limits(memory_mb=2048), unsafe=True, bwrap="/nonexistent")  # no episode cgroup
+    with Workspace.create(None, quota_mb=16) as ws:
+        limits, notes = program_limits(sandbox, ws)
+    assert limits.memory_mb == 2048 and "RLIMIT_AS stays 2048 MB" in notes[0]

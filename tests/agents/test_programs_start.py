@@ -177,3 +177,29 @@ def test_qwen_code_writes_a_file_through_a_tool_call(episode):
     assert [m["role"] for m in second[-2:]] == ["assistant", "tool"]
     assert second[-1]["tool_call_id"] == "call_1"
     assert sorted(ws.listdir("")) == ["hello.txt"]  # its state stays in /agent, not in /app
+
+
+def test_node_needs_the_lifted_address_space(episode):
+    """Why `program_limits` lifts RLIMIT_AS: under the sandbox's default cap (4 GiB per process)
+    Qwen Code starts but its HTTP client cannot (Node's fetch reserves address space for
+    WebAssembly), so not one request reaches the endpoint; with the launch's limits it does."""
+    ws, net = episode
+    prog = ready("qwen-code-cli")
+    sandbox = Sandbox(Limits(timeout_s=120, cpu_s=120), ro_paths=prog.ro_paths)
+    for lifted in (False, True):
+        responder = Responder(net.listen(), ["Hi."])
+        try:
+            spec = launch_spec("qwen-code-cli", ws, sandbox, task="Say hi.", api_key="k", model="m",
+                               base_url=f"http://127.0.0.1:{responder.port}/v1", managed_memory=False)
+            limits = spec.limits if lifted else sandbox.limits
+            assert limits.memory_mb == (WHOLE_ADDRESS_SPACE_MB if lifted else 4096)
+            proc = sandbox.spawn(list(spec.argv), ws, env=spec.env, binds=spec.binds, cwd=spec.cwd, limits=limits,
+                                 network=net, stdin=False, lifetime_s=120)
+            code = proc.close(grace_s=90)
+            output = proc.read()
+        finally:
+            responder.close()
+        if lifted:
+            assert code == 0 and len(responder.posts) == 1, output[-2000:]
+        else:
+            assert code != 0 and responder.posts == [] and "fetch failed" in output, output[-2000:]

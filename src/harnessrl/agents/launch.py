@@ -25,7 +25,11 @@ nothing about real use. `program_limits()` lifts RLIMIT_AS to the whole x86-64 u
 space (128 TiB) for the program AND every command it runs, and keeps the real bound where it
 belongs: the episode's cgroup (`Limits.episode_memory_mb`, all processes together; cgroup.py).
 Where the episode has no memory-limited cgroup (not root, no controllers) it keeps the
-sandbox's cap instead and says so in `LaunchSpec.notes`.
+sandbox's cap instead and says so in `LaunchSpec.notes`. Measured with Qwen Code (Node 20) and a
+canned endpoint: RLIMIT_AS 1 GiB -> V8 aborts (exit 134); 4, 8 and 16 GiB -> it starts but every
+request fails inside Node ("fetch failed": undici's WebAssembly reserves address space), so the
+endpoint sees nothing; 64 GiB and the lifted limit -> it works. The Python programs start under
+1 GiB. (tests/agents/test_programs_start.py::test_node_needs_the_lifted_address_space)
 
 What the programs send and how they end. Read from their source at these versions, then
 MEASURED with the canned responder (tests/agents/test_programs_start.py; the error table by
