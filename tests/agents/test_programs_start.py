@@ -203,3 +203,20 @@ def test_node_needs_the_lifted_address_space(episode):
             assert code == 0 and len(responder.posts) == 1, output[-2000:]
         else:
             assert code != 0 and responder.posts == [] and "fetch failed" in output, output[-2000:]
+
+
+def test_openhands_headless_edits_through_file_editor_and_finishes(episode):
+    ws, net = episode
+    create = {"name": "file_editor", "arguments": {"command": "create", "path": "/app/hello.txt", "file_text": "hi\n",
+                                                   "security_risk": "LOW", "summary": "create hello.txt"}}
+    finish = {"name": "finish", "arguments": {"message": "done"}}
+    _, spec, code, output, posts = run_program("openhands-cli", ws, net, [create, finish])
+    assert code == 0, output[-3000:]
+    assert ws.read_text("hello.txt") == "hi\n"
+    assert os.stat(ws.root / "hello.txt").st_uid == ws.uid
+    assert len(posts) == 2
+    first = posts[0]["body"]
+    assert first["model"] == "test-model" and not first.get("stream")
+    assert {"terminal", "file_editor", "finish"} <= {t["function"]["name"] for t in first["tools"]}
+    assert [m["role"] for m in posts[1]["body"]["messages"]][-2:] == ["assistant", "tool"]
+    assert sorted(ws.listdir("")) == ["hello.txt"]

@@ -33,11 +33,13 @@ endpoint sees nothing; 64 GiB and the lifted limit -> it works. The Python progr
 
 What the programs send and how they end. Read from their source at these versions, then
 MEASURED with the canned responder (tests/agents/test_programs_start.py; the error table by
-answering every call with one status, `x-should-retry` absent unless said). All three use the
+answering every call with one status, `x-should-retry` absent unless said). All four use the
 OpenAI SDK underneath (Python: through litellm), which retries 408/409/429/5xx and connection
 errors twice by itself (0.5-1 s apart) unless the response carries `x-should-retry: false`, and
 sends `x-stainless-retry-count`. A refusal that ends the episode at once, after ONE request, in
-all three programs: 401 or 404 (send `x-should-retry: false` too). 5xx and 429 are retried.
+all four programs: 401 or 404 (send `x-should-retry: false` too). 5xx and 429 are retried.
+Exit codes do NOT tell a refused episode from a finished one (aider and OpenHands exit 0 either
+way): the gateway must record why it refused.
 
 mini-swe-agent 2.4.6 (text protocol: `mini_textbased.yaml`, model class `litellm_textbased`)
   - `POST {base}/chat/completions`, non-streaming, body exactly `{"model": NAME, "messages"}`
@@ -82,6 +84,19 @@ Qwen Code 0.24.4 (`qwen "<task>" --approval-mode yolo --auth-type openai`; OpenA
     66 s; 429 -> still retrying after 150 s (28 requests), up to 10 attempts 60 s apart.
   - Its package declares Node >= 22; it runs on Node 20 here. Memory is per the cgroup (above).
 
+OpenHands CLI 1.16.0 (Python 3.12; `openhands --headless --file F --always-approve
+--override-with-envs`, model from LLM_MODEL / LLM_BASE_URL / LLM_API_KEY; CodeAct tool calls)
+  - `POST {base}/chat/completions`, non-streaming, body `{"model", "messages", "tools"
+    (terminal, file_editor, task_tracker, task, finish, think), "reasoning_effort": "high",
+    "prompt_cache_key": <conversation id>}`; system and user content are LISTS of parts; the
+    task arrives as "Starting this session with file context ... File contents: ...". Tool
+    results come back as `tool` messages.
+  - Ends on a `finish` tool call or a reply without a tool call: exit 0 (about 30 s of start-up
+    here). At start it tries to `git clone` its public skills repository: in the episode's
+    network namespace that fails (logged) and it goes on without them.
+  - Errors (litellm; its own tenacity: 5 retries, 8-64 s waits, on connection errors, 429, 500,
+    503, timeouts and empty replies). Measured: 400, 401, 404, and 500 with `x-should-retry:
+    false` -> 1 request, and exit 0 (it prints the error and ends the conversation).
 Telemetry and update checks are off by construction: aider `--analytics-disable
 --no-check-update --no-show-release-notes --no-detect-urls` and a local model-metadata file (else
 it downloads litellm's price list); litellm `LITELLM_LOCAL_MODEL_COST_MAP=True`; mini
@@ -165,11 +180,12 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
                       ro_paths=prog.ro_paths, limits=lim, state_dir=host_state, outputs=outputs, notes=notes)
 
 
-def _write(path: Path, text: str) -> str:
+def _write(state: Path, rel: str, text: str) -> str:
     """Write an input file (root-owned, world-readable) into the state dir; its path inside."""
+    path = state / rel
     path.write_text(text)
     path.chmod(0o644)
-    return f"{STATE}/{path.name}"
+    return f"{STATE}/{rel}"
 
 
 def _mini(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
@@ -184,7 +200,7 @@ def _mini(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
                   "model_kwargs": {"api_base": base_url, "api_key": api_key}},
         "environment": {"environment_class": "local", "cwd": APP, "timeout": command_timeout_s},
     }
-    config = _write(state / "episode.yaml", json.dumps(episode, indent=1))
+    config = _write(state, "episode.yaml", json.dumps(episode, indent=1))
     # -o on the command line: the CLI's default output path would override the config's
     argv = [str(prog.executable), "-c", str(builtin), "-c", config, "-o", f"{STATE}/traj.json", "--exit-immediately",
             "-y"]
@@ -196,13 +212,13 @@ def _mini(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
 def _aider(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
            files: Sequence[str] = (), stream: bool = True, context_window: int = 8192,
            max_output_tokens: int = 2048, timeout_s: int = 600) -> tuple[list[str], dict, dict]:
-    message = _write(state / "message.md", task)
+    message = _write(state, "message.md", task)
     full = f"openai/{model}"
     meta = {full: {"max_input_tokens": context_window, "max_output_tokens": max_output_tokens,
                    "max_tokens": max_output_tokens, "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
                    "litellm_provider": "openai", "mode": "chat"}}
-    metadata = _write(state / "model-metadata.json", json.dumps(meta))
-    conf = _write(state / "aider.conf.yml", "{}\n")  # an empty mapping: the only config it reads
+    metadata = _write(state, "model-metadata.json", json.dumps(meta))
+    conf = _write(state, "aider.conf.yml", "{}\n")  # an empty mapping: the only config it reads
     argv = [str(prog.executable), "--model", full, "--openai-api-base", base_url, "--openai-api-key", api_key,
             "--edit-format", "diff", "--message-file", message, "--yes-always",
             "--no-git", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore",
@@ -227,7 +243,7 @@ def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
     }
     qwen_home = state / "home" / ".qwen"
     qwen_home.mkdir(exist_ok=True)
-    _write(qwen_home / "settings.json", json.dumps(settings, indent=1))
+    _write(state, "home/.qwen/settings.json", json.dumps(settings, indent=1))
     if os.geteuid() == 0:  # the program's own config: it rewrites it (migrations)
         for p in (qwen_home, qwen_home / "settings.json"):
             os.chown(p, *_owner(state))
@@ -238,11 +254,21 @@ def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
     return argv, env, {}
 
 
+def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str
+               ) -> tuple[list[str], dict, dict]:
+    task_file = _write(state, "task.md", task)
+    argv = [str(prog.executable), "--headless", "--file", task_file, "--always-approve", "--override-with-envs"]
+    env = {"LLM_API_KEY": api_key, "LLM_BASE_URL": base_url, "LLM_MODEL": f"openai/{model}",
+           "OPENHANDS_PERSISTENCE_DIR": f"{STATE}/openhands", "OPENHANDS_WORK_DIR": APP,
+           "ALLOW_SHORT_CONTEXT_WINDOWS": "true"}  # else it refuses a model under 16k tokens (SmolLM2: 8k)
+    return argv, env, {"conversations": f"{STATE}/openhands/conversations"}
+
+
 def _owner(path: Path) -> tuple[int, int]:
     st = path.stat()
     return st.st_uid, st.st_gid
 
 
-_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen}
+_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands}
 
 __all__ = ["LaunchSpec", "STATE", "WHOLE_ADDRESS_SPACE_MB", "launch_spec", "program_limits"]

@@ -58,6 +58,10 @@ PROGRAMS: dict[str, ProgramSpec] = {
         protocol="tools", node="20",
         executables=("node_modules/@qwen-code/qwen-code/vendor/ripgrep/x64-linux/rg",),
         description="Qwen Code, non-interactive (prompt argument, --approval-mode yolo), OpenAI tool calls"),
+    "openhands-cli": ProgramSpec(
+        name="openhands-cli", package="openhands", version="1.16.0", kind="pip", entry="openhands",
+        protocol="tools", python="3.12",
+        description="OpenHands CLI, headless (--headless -t TASK), CodeAct agent, OpenAI tool calls"),
 }
 
 
