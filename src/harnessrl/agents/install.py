@@ -13,7 +13,10 @@ Developer note. Layout, one folder per program version (`$HARNESSRL_AGENTS_DIR`,
   fresh machine resolves the same versions), then writes the lock and the manifest. A folder
   without a manifest is an interrupted install: it is removed and redone. With a manifest,
   `install` is a no-op that verifies (offline); drift is an error that names `--force`.
-- `verify(name)` re-hashes the tree against the manifest: changed, missing and extra files.
+- `verify(name)` re-hashes the tree against the manifest: changed, missing and extra files
+  (contents and symlink targets; not modes). The content hash names this install: pip writes
+  `.pyc` files that embed source mtimes, so two pip installs of the same lock hash differently
+  (npm installs hash the same).
   Running a program outside the sandbox (which mounts the tree read-only and sets
   PYTHONDONTWRITEBYTECODE) would add `__pycache__` files: that is drift, and is reported.
 - `installed(name)` is what a launch needs: the entry point and the trees the sandbox must
