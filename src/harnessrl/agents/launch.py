@@ -247,7 +247,10 @@ def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
     if os.geteuid() == 0:  # the program's own config: it rewrites it (migrations)
         for p in (qwen_home, qwen_home / "settings.json"):
             os.chown(p, *_owner(state))
-    argv = [str(prog.executable), task, "--approval-mode", "yolo", "--auth-type", "openai", "--model", model,
+    # the positional prompt, unless the task starts with "-" (its parser would read a flag; `--`
+    # ends with no prompt at all): then the deprecated `--prompt=`, which takes any text
+    prompt = f"--prompt={task}" if task.startswith("-") else task
+    argv = [str(prog.executable), prompt, "--approval-mode", "yolo", "--auth-type", "openai", "--model", model,
             *(["--max-session-turns", str(max_turns)] if max_turns else [])]
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": api_key, "OPENAI_MODEL": model,
            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1", "QWEN_CODE_DISABLE_PRECONNECT": "1", "QWEN_TELEMETRY_ENABLED": "false"}
