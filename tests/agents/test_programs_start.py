@@ -222,3 +222,41 @@ def test_openhands_headless_edits_through_file_editor_and_finishes(episode):
     assert {"terminal", "file_editor", "finish"} <= {t["function"]["name"] for t in first["tools"]}
     assert [m["role"] for m in posts[1]["body"]["messages"]][-2:] == ["assistant", "tool"]
     assert sorted(ws.listdir("")) == ["hello.txt"]
+
+
+def test_through_the_program_only_its_own_endpoint_is_reachable(episode):
+    """The agent's commands, run by mini-swe-agent, reach its endpoint and nothing else on loopback."""
+    import socket
+
+    ws, net = episode
+    host = socket.create_server(("127.0.0.1", 0))  # a host service
+    other_net = EpisodeNetwork()
+    other = other_net.listen()  # another episode's gateway port
+    try:
+        ports = {"host": host.getsockname()[1], "other": other.getsockname()[1]}
+        probe = "; ".join(
+            f"(timeout 3 bash -c 'exec 3<>/dev/tcp/127.0.0.1/{p}' 2>/dev/null && echo OPEN-{k} || echo CLOSED-{k})"
+            for k, p in ports.items())
+        replies = [MINI_PROBE.format(cmd=probe + "; curl -s -o /dev/null -w 'own=%{http_code}\\n' "
+                                     "http://127.0.0.1:$PORT/v1/models"), MINI_SUBMIT]
+        prog = ready("mini-swe-agent")
+        sandbox = Sandbox(Limits(timeout_s=300, cpu_s=300), ro_paths=prog.ro_paths)
+        responder = Responder(net.listen(), replies)
+        replies[0] = replies[0].replace("$PORT", str(responder.port))
+        responder.replies = replies
+        try:
+            spec = launch_spec("mini-swe-agent", ws, sandbox, task="t", api_key="k", model="test-model",
+                               base_url=f"http://127.0.0.1:{responder.port}/v1")
+            proc = sandbox.spawn(list(spec.argv), ws, env=spec.env, binds=spec.binds, cwd=spec.cwd,
+                                 limits=spec.limits, network=net, stdin=False, lifetime_s=300)
+            code = proc.close(grace_s=240)
+        finally:
+            responder.close()
+        assert code == 0, proc.read()[-2000:]
+        observation = responder.posts[1]["body"]["messages"][-1]["content"]
+        assert "CLOSED-host" in observation and "CLOSED-other" in observation and "OPEN-" not in observation
+        assert "own=200" in observation
+    finally:
+        host.close()
+        other.close()
+        other_net.close()
