@@ -66,6 +66,32 @@ app.add_typer(models_cmd.app, name="models")
 app.command("audit")(audit_cmd.audit_command)
 
 
+def literal_help(typer_app: typer.Typer, seen: set[int] | None = None) -> None:
+    """Help lines print as written: Typer's Rich help reads `[env HARNESSRL_STORE, default runs/store]` as a
+    markup tag and drops it, so every command, group and option help of the tree is escaped once, here."""
+    import inspect
+
+    from rich.markup import escape
+
+    seen = set() if seen is None else seen
+
+    def once(obj) -> None:  # Option/Argument infos are shared between commands (StoreOption): escape each once
+        if id(obj) not in seen and isinstance(getattr(obj, "help", None), str):
+            seen.add(id(obj))
+            obj.help = escape(obj.help)
+
+    once(typer_app.info)
+    for cmd in typer_app.registered_commands:
+        if cmd.help is None and cmd.callback is not None and cmd.callback.__doc__:
+            cmd.help = inspect.getdoc(cmd.callback)
+        once(cmd)
+        for param in inspect.signature(cmd.callback).parameters.values() if cmd.callback else ():
+            once(param.default)
+    for group in typer_app.registered_groups:
+        once(group)
+        literal_help(group.typer_instance, seen)
+
+
 @app.command()
 def version() -> None:
     """Print the harnessrl version and the versions of the libraries it runs on."""
@@ -77,6 +103,9 @@ def version() -> None:
             typer.echo(f"  {dist} {md.version(dist)}")
         except md.PackageNotFoundError:
             typer.echo(f"  {dist} (not installed)")
+
+
+literal_help(app)
 
 
 def main() -> None:

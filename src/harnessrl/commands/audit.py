@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 from rich.table import Table
 
 from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
@@ -43,9 +45,9 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
             check = check_report(html_path)
             console.print(f"browser check: {check.summary()}")
             for p in check.problems():
-                console.print(f"[red]{p}[/]")
+                console.print(Text(str(p), style="red"))
         except BrowserError as err:
-            console.print(f"[yellow]browser check skipped: {err}[/]")
+            console.print(Text(f"browser check skipped: {err}", style="yellow"))
     return result
 
 
@@ -57,10 +59,10 @@ def print_audit(result) -> None:
     for a in result.attacks:
         t.add_column(a)
     for row in matrix_rows(result):
-        t.add_row(row["task"], *[f"[bold red]{row[a]}[/]" if row[a].startswith("HOLE") else row[a] for a in result.attacks])
+        t.add_row(row["task"], *[Text(row[a], style="bold red" if row[a].startswith("HOLE") else "") for a in result.attacks])
     console.print(t)
     for c in result.holes:
-        console.print(f"[red]HOLE[/] {c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})")
+        console.print(f"[red]HOLE[/] {escape(f'{c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})')}", markup=True)
     console.print("[bold green]every applicable attack blocked[/]" if result.passed
                   else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task")
 

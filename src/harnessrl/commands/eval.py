@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from harnessrl.commands.common import (
@@ -84,9 +85,9 @@ def eval_command(
         s = RecordStore(store or default_store())
         run_id = run_id or default_run_id(spec)  # one run id across the suites
         for plan in plans:
-            console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
+            console.print(f"[bold]{escape(str(spec))}[/] on {escape(str(plan.suite_name))}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                           f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
-                          f"= {plan.episodes} episodes, backend {backend}, {workers} workers")
+                          f"= {plan.episodes} episodes, backend {backend}, {workers} workers", markup=True)
         results = []
         with progress() as bar:
             task = bar.add_task("episodes", total=sum(p.episodes for p in plans))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from harnessrl.commands.common import path_arg, check_writable_dir, console, progress, user_errors
 
@@ -72,7 +73,7 @@ def bipa(
 
             res = run(cfg, progress=tick)
     s = res["summary"]
-    console.print(f"[bold]{s['verdict']}[/]")
+    console.print(f"[bold]{escape(str(s['verdict']))}[/]", markup=True)
     console.print(f"false-accept rate {s['false_accept_rate']:.3f} [{s['false_accept_lo']:.3f}, {s['false_accept_hi']:.3f}] "
                   f"(model {s['false_accept_predicted']:.3f}); train gain observed {s['observed_train_gain']:+.3f}, "
                   f"fresh {s['fresh_train_gain']:+.3f} [{s['fresh_train_lo']:+.3f}, {s['fresh_train_hi']:+.3f}], "

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from harnessrl.commands.common import path_arg, console, invoked_command, lm_recipe_config, stage_progress, user_errors
 
@@ -55,8 +56,8 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
                 res = recipe.run(cfg, out, progress=tick)
         except KeyboardInterrupt:
             again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")
-            console.print(f"\n[yellow]interrupted; finished stages and RL checkpoints are kept in {out}.[/] Continue with:\n"
-                          f"  harnessrl {again} --resume", highlight=False)
+            console.print(Text(f"\ninterrupted; finished stages and RL checkpoints are kept in {out}.", style="yellow"),
+                          f"Continue with:\n  harnessrl {again} --resume", highlight=False)
             raise typer.Exit(130) from None
         command = invoked_command(f"harnessrl {name}")
         report = build_report(res, command, title=title)

@@ -35,7 +35,7 @@ def agent(
         return _trl(config, overrides, model, lora_rank, run_dir, resume, audit)
     with user_errors():
         cfg = _checked_config(AgentTrainConfig, config, overrides, model, lora_rank, run_dir, audit)
-        trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
+        trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False, markup=True))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
         trainer.run(resume=resume)
