@@ -20,9 +20,10 @@ def _split(text: str) -> list[str]:
 def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, tasks: list[str] | None, store: Path | None,
                    out: Path | None, workers: int, check_html: bool = True):
     """Run the audit with a progress bar, print the matrix, write the report; the AuditResult."""
-    from harnessrl.evaluate.audit import run_audit
+    from harnessrl.evaluate.audit import audit_plan, run_audit
     from harnessrl.records import RecordStore
 
+    audit_plan(suite, harnesses, attacks, tasks)  # a bad suite, harness or attack: an error before the store exists
     s = RecordStore(store or default_store())
     with progress() as bar:
         job = bar.add_task("attack episodes", total=None)
@@ -64,7 +65,7 @@ def print_audit(result) -> None:
     for c in result.holes:
         console.print(f"[red]HOLE[/] {escape(f'{c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})')}", markup=True)
     console.print("[bold green]every applicable attack blocked[/]" if result.passed
-                  else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task")
+                  else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task", markup=True)
 
 
 def audit_command(

@@ -32,9 +32,23 @@ def _options(pairs: list[str]) -> dict:
     return out
 
 
+def _sealed_suite(sealed: str, seals: Path | None) -> str:
+    """The suite a seal was made on: its manifest's `suite`, else the one suite its task ids name."""
+    from harnessrl.evaluate.seal import load_seal
+
+    seal = load_seal(sealed, seals)
+    if seal.manifest.get("suite"):
+        return seal.manifest["suite"]
+    named = {tid.split("/", 1)[0] for tid in seal.task_ids if "/" in tid}
+    if len(named) == 1:
+        return named.pop()
+    raise fail(f"--sealed {sealed}: the seal names no suite; give --suite")
+
+
 def eval_command(
     policy: str = typer.Option(..., "--policy", "-p", help="oracle | noop | explore | oracle-drop | oracle-break | oracle-malformed | endpoint:MODEL | lm:PATH"),
-    suite: str = typer.Option(..., "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, comma-separated."),
+    suite: str = typer.Option(None, "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, "
+                              "comma-separated (with --sealed: the seal's suite unless given)."),
     harness: str = typer.Option("all", "--harness", "-H", help="'all', or harness ids / spec files, comma-separated."),
     tasks: str = typer.Option("", "--tasks", help="Only these tasks (names or ids, comma-separated)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Episodes per task x harness cell (seeds 0..N-1)."),
@@ -43,9 +57,9 @@ def eval_command(
     workers: int = typer.Option(2, "--workers", "-j", min=1, help="Parallel workers (processes or Ray actors)."),
     group_size: int = typer.Option(1, "--group-size", min=1, help="Episodes stepped in lockstep per worker call (batching LM policies)."),
     ray_address: str = typer.Option(None, "--ray-address", help="An existing Ray cluster (default: start a local one)."),
-    policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE passed to the policy (repeatable)."),
+    policy_option: list[str] = typer.Option([], "--policy-option", help="KEY=VALUE passed to the policy (repeatable)."),
     run_id: str = typer.Option(None, "--run-id", help="Run id recorded in every episode (default: generated)."),
-    out: Path = typer.Option(None, "--out", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
+    out: Path = typer.Option(None, "--out", "-o", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
     sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
     seals: Path = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
     store: Path = StoreOption,
@@ -72,6 +86,8 @@ def eval_command(
             check_writable_dir(seals_dir(seals), "--seals")
         spec = PolicySpec.parse(policy, _options(policy_option))
         check_policy(spec)
+        if suite is None:
+            suite = _sealed_suite(sealed, seals) if sealed else ""
         suites = list(dict.fromkeys(_split(suite)))
         if not suites:
             raise fail("--suite is empty: name a suite (code-v1, miniwob, lookup, ...) or a suite folder")

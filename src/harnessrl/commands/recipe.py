@@ -23,12 +23,12 @@ def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 @app.command("bipa")
 def bipa(
-    out: Path = typer.Option(None, "--out", parser=path_arg, help="Output folder (default runs/bipa-<time>)."),
+    out: Path = typer.Option(None, "--out", "-o", parser=path_arg, help="Output folder (default runs/bipa-<time>)."),
     suite: str = typer.Option(None, "--suite", help="Suite name or folder (default code-v1; code/terminal tasks, or lookup)."),
     harness: str = typer.Option(None, "--harness", "-H", help="Harness id or spec file (default openhands)."),
     policy: str = typer.Option(None, "--policy", "-p",
                                help="Policy spec (default probe-section-follower:inspect): probe-skill-blind | lm:PATH | endpoint:MODEL ..."),
-    policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE for the policy (repeatable)."),
+    policy_option: list[str] = typer.Option([], "--policy-option", help="KEY=VALUE for the policy (repeatable)."),
     rewriter: str = typer.Option(None, "--rewriter", help="Policy spec for LLM rewrites (then half the proposals are LLM rewrites)."),
     rule: str = typer.Option(None, "--rule", help="strict_minibatch (GEPA, default) | margin | validation | validation_no_drop"),
     iterations: int = typer.Option(None, "--iterations", min=1, help="Optimizer iterations (default 10)."),

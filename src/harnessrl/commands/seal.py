@@ -94,7 +94,7 @@ def verify(
             console.print(f"[bold red]TAMPERED[/] {escape(str(p))}", markup=True)
         raise typer.Exit(1)
     evaluated = "evaluated once" if seal.eval_path.exists() else "not evaluated yet"
-    console.print(f"[bold green]intact[/] seal {escape(str(seal.name))} ({len(seal.task_ids)} tasks, {len(seal.harness_ids)} harnesses; {evaluated})")
+    console.print(f"[bold green]intact[/] seal {escape(str(seal.name))} ({len(seal.task_ids)} tasks, {len(seal.harness_ids)} harnesses; {escape(str(evaluated))})", markup=True)
 
 
 @app.command("list")

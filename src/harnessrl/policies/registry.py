@@ -53,12 +53,38 @@ def known_policies() -> list[str]:
     return sorted(set(POLICIES) | set(FACTORIES))
 
 
+#: policies whose options are the fields of one config model: their options are checked before workers start
+OPTION_MODELS: dict[str, str] = {
+    "lm": "harnessrl.policies.lm:LMConfig",
+    "endpoint": "harnessrl.policies.endpoint:EndpointConfig",
+}
+
+
 def check_policy(spec: PolicySpec) -> None:
-    """Fail early (before workers start) on a policy name nobody registered."""
+    """Fail early (before workers start) on a policy name nobody registered, or on an option its config
+    does not have or cannot take (a one-line ConfigError naming the key, not a worker's traceback)."""
     from harnessrl.policies.scripted import POLICIES
 
     if spec.name not in POLICIES and spec.name not in FACTORIES:
         raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+    if spec.name in OPTION_MODELS:
+        module, _, attr = OPTION_MODELS[spec.name].partition(":")
+        model = getattr(importlib.import_module(module), attr)
+        # the required fields the spec supplies elsewhere (the model from `lm:PATH`, a URL from the environment)
+        # get stand-ins, so that only what the user gave is judged here
+        stand_in = {"model": spec.arg or "m", "base_url": "http://127.0.0.1/v1"}
+        _validate_options(model, {**stand_in, **spec.options}, spec.name)
+
+
+def _validate_options(model, data: dict[str, Any], name: str):
+    from pydantic import ValidationError
+
+    from harnessrl.config import format_validation_error
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, model, f"--policy-option of policy {name}")) from None
 
 
 def make_policy(spec: PolicySpec | str) -> Policy:
@@ -86,4 +112,4 @@ def _lm_from_spec(arg: str, options: dict[str, Any]) -> Policy:
     from harnessrl.policies.lm import LMConfig, LMPolicy
 
     # a named policy's weights stand still: keep earlier turns' keys/values (1 GB unless the options say otherwise)
-    return LMPolicy.from_config(LMConfig(model=arg, **{"prefix_cache_mb": 1024, **options}))
+    return LMPolicy.from_config(_validate_options(LMConfig, {"model": arg, "prefix_cache_mb": 1024, **options}, "lm"))
