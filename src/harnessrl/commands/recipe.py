@@ -1,4 +1,4 @@
-"""`harnessrl recipe <name>`: small-scale reproductions of the seed papers, each ending in an HTML report."""
+"""`harnessrl recipe <name>`: small-scale reproductions of the six papers (docs/papers.md), each ending in an HTML report."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from harnessrl.commands.common import path_arg, check_writable_dir, console, progress, user_errors
 
-app = typer.Typer(help="Small-scale reproductions of the seed papers (each writes an HTML report).", no_args_is_help=True)
+app = typer.Typer(help="Small-scale reproductions of the six papers in docs/papers.md (each writes an HTML report).", no_args_is_help=True)
 
 
 def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

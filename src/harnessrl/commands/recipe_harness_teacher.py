@@ -38,7 +38,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
                 overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str,
                 engine: str | None = None, suite: str | None = None) -> None:
     from harnessrl.recipes import harness_teacher as recipe
-    from harnessrl.recipes.harness_teacher_report import build_report, summary_lines
+    from harnessrl.recipes.harness_teacher_report import build_report, summary_lines, write_headline
 
     with user_errors():
         if suite == "miniwob" and scale in ("small", "miniwob"):
@@ -61,6 +61,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
             raise typer.Exit(130) from None
         command = invoked_command(f"harnessrl {name}")
         report = build_report(res, command, title=title)
+        write_headline(res, command)
     for line in summary_lines(res):
         console.print("  " + line, highlight=False)
     console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")

@@ -309,6 +309,7 @@ def _sealed_eval(cfg: HarnessTeacherConfig, seal: Any, sft_model: str, agent: tu
 def analyze(cfg: HarnessTeacherConfig, store: RecordStore, chosen: str) -> dict[str, Any]:
     """Ceiling/score/headroom/mismatch per harness, every decomposition against the training harness,
     and the gain prediction for the chosen harness (kappa fitted on the calibration rounds)."""
+    store.refresh()  # the RL runs committed their training episodes through their own RecordStore objects
     harnesses = [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]
     runs_ref = ["ref"] + (["sealed-ref"] if cfg.sealed_harness else [])
     runs_agent = ["agent"] + (["sealed-agent"] if cfg.sealed_harness else [])

@@ -49,6 +49,8 @@ def _fmt(v: Any, digits: int) -> str:
     if isinstance(v, float):
         if v != v:  # NaN
             return "–"
+        if abs(v) >= 10 ** digits:  # more whole digits than significant ones: `g` would print 1e+01 for 12.3
+            return f"{v:.0f}"
         return f"{v:.{digits}g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
     return str(v)
 
@@ -70,7 +72,7 @@ class Report:
         self.figures: dict[str, bytes] = {}
         self.created = time.strftime("%Y-%m-%d %H:%M:%S %Z")
         if claim:
-            self.parts.append(f'<p class="claim"><b>Claim (seed paper):</b> {html.escape(claim)}</p>')
+            self.parts.append(f'<p class="claim"><b>Claim (the paper reproduced; docs/papers.md):</b> {html.escape(claim)}</p>')
         if scale_note:
             self.parts.append(f'<p class="note"><b>Scale:</b> {html.escape(scale_note)}</p>')
 
