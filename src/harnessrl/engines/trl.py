@@ -48,7 +48,7 @@ class TRLEngine:
                  open_env: Callable[[Any, int], Any] | None = None, collect: Collect | None = None):
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental in TRL 1.x
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-        if cfg.wandb:
+        if "wandb" in cfg.report_to:
             os.environ.setdefault("WANDB_MODE", "offline")  # as in native training: no server unless the user asks
         import torch
         from accelerate import PartialState

@@ -51,7 +51,7 @@ from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.train import lm_update
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.checkpoint import load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
-from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns
+from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns, normalize_report_to
 from harnessrl.train.sequences import build_batch
 from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
 
@@ -106,14 +106,18 @@ class AgentTrainConfig(Config):
     manifest: str | None = Field(None, description="A frozen training manifest (train/manifest.py) the runs of one "
                                  "comparison share: this run's task-harness records must match it (the first run writes it).")
     seed: int = 0
-    tensorboard: bool = False
-    wandb: bool = False
+    report_to: list[Literal["tensorboard", "wandb", "trackio", "mlflow"]] = Field(
+        default_factory=list, description="Trackers the per-update metrics also go to, by TRL's names (metrics.csv is "
+        "always written): tensorboard (run_dir/tensorboard), wandb (offline unless WANDB_MODE), trackio (local, "
+        "run_dir/trackio), mlflow (run_dir/mlruns unless MLFLOW_TRACKING_URI); 'all' or 'none' as in TRL.")
+    tensorboard: bool = Field(False, description="Old spelling of report_to=[tensorboard].")
+    wandb: bool = Field(False, description="Old spelling of report_to=[wandb].")
 
     @model_validator(mode="before")
     @classmethod
     def _trl_names(cls, data: Any) -> Any:
-        # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level)
-        return from_trl_names(data, cls.model_fields)
+        # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level, report_to)
+        return normalize_report_to(from_trl_names(data, cls.model_fields))
 
     @model_validator(mode="after")
     def _check(self) -> "AgentTrainConfig":
@@ -167,7 +171,7 @@ class AgentTrainer:
         total = cfg.updates * cfg.epochs * cfg.minibatches
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: _lr_factor(cfg, s, total))
         self.update_index = 0
-        self.metrics = MetricsTable(self.run_dir, tensorboard=cfg.tensorboard, wandb=cfg.wandb, run_name=self.run_id)
+        self.metrics = MetricsTable(self.run_dir, report_to=cfg.report_to, run_name=self.run_id, config=cfg.model_dump(mode="json"))
 
     def _harness(self, spec: str) -> Harness:
         h = make_harness(spec)
