@@ -119,3 +119,10 @@ def test_old_dash_o_policy_option_spelling_still_works():
     assert legacy_policy_option(["eval", "-o", "temperature=0", "-o", "runs/out"]) == \
         ["eval", "--policy-option", "temperature=0", "-o", "runs/out"]
     assert legacy_policy_option(["study", "-o", "a=b"]) == ["study", "-o", "a=b"]  # -o was always --out there
+
+
+def test_valid_policy_options_pass_the_early_check():
+    from harnessrl.policies.registry import PolicySpec, check_policy
+
+    check_policy(PolicySpec("lm", "some-model", {"temperature": 0.5, "max_new_tokens": 8}))
+    check_policy(PolicySpec("endpoint", "m", {"base_url": "http://127.0.0.1:9/v1", "max_tokens": 8}))

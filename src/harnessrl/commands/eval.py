@@ -117,10 +117,11 @@ def eval_command(
             console.print(f"sealed evaluation written once: {result.sealed_record}")
     if out is not None:
         with user_errors():
+            again = reproduce_command(policy, policy_option, suites, tasks, harness, seeds, ks, group_size, sealed, seals)
             if len(results) == 1:
-                export(results[0], out)
+                export(results[0], out, again)
             else:
-                export_suites(results, out)
+                export_suites(results, out, again)
         console.print(f"exported to {out}/")
 
 
@@ -161,7 +162,33 @@ def print_result(result) -> None:
         console.print(f"out of scope ({n} cells): {reason}")
 
 
-def export(result, out: Path) -> None:
+def reproduce_command(policy: str, policy_option: list[str], suites: list[str], tasks: str, harness: str, seeds: int,
+                      ks: list[int], group_size: int, sealed: str | None, seals: Path | None) -> str:
+    """The `harnessrl eval` line that evaluates the same cells again, with every option that changes them (a suite
+    folder as an absolute path, so it runs from anywhere); --store and --out are left for the reader to choose."""
+    import shlex
+
+    def arg(value: str) -> str:
+        return shlex.quote(str(Path(value).absolute()) if Path(value).exists() else value)
+
+    name, sep, target = policy.partition(":")
+    if sep and Path(target).exists():  # lm:PATH -> the model folder from anywhere
+        policy = f"{name}:{Path(target).absolute()}"
+    parts = ["harnessrl eval", "--policy", shlex.quote(policy)]
+    parts += [f"--policy-option {shlex.quote(kv)}" for kv in policy_option]
+    parts += ["--suite", ",".join(arg(s) for s in suites), "--harness", shlex.quote(harness), "--seeds", str(seeds)]
+    if tasks:
+        parts += ["--tasks", shlex.quote(tasks)]
+    if ks != [1]:
+        parts += ["--k", ",".join(map(str, ks))]
+    if group_size != 1:
+        parts += ["--group-size", str(group_size)]
+    if sealed:
+        parts += ["--sealed", shlex.quote(sealed)] + (["--seals", arg(str(seals))] if seals else [])
+    return " ".join(parts)
+
+
+def export(result, out: Path, command: str | None = None) -> None:
     from harnessrl.evaluate.matrix import heatmap
     from harnessrl.report.html import Report
 
@@ -180,7 +207,7 @@ def export(result, out: Path) -> None:
     rep.section("Task x harness cells").table(result.cells)
     if result.out_of_scope:
         rep.section("Out of scope").table([{"task_id": t, "harness_id": h, "reason": r} for t, h, r in result.out_of_scope])
-    rep.reproduce(f"harnessrl eval --policy {result.policy} --suite {result.plan.suite_name} "
+    rep.reproduce(command or f"harnessrl eval --policy {result.policy} --suite {result.plan.suite_name} "
                   f"--harness {','.join(h.id for h in result.plan.harnesses)} --seeds {len(result.plan.seeds)}",
                   seeds=result.plan.seeds)
     rep.write(out / "report.html")
@@ -192,12 +219,12 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name) or "suite"
 
 
-def export_suites(results, out: Path) -> None:
+def export_suites(results, out: Path, command: str | None = None) -> None:
     """Several suites: each suite's full export in out/<suite>/, and one summary.csv over all
     of them (a `suite` column first) so the whole matrix reads as one table."""
     rows = []
     for result in results:
-        export(result, out / _slug(result.plan.suite_name))
+        export(result, out / _slug(result.plan.suite_name), command)
         rows += [{"suite": result.plan.suite_name, **r} for r in result.summary]
     _write_csv(out / "summary.csv", rows)
 

@@ -72,7 +72,7 @@ def check_policy(spec: PolicySpec) -> None:
         model = getattr(importlib.import_module(module), attr)
         # the required fields the spec supplies elsewhere (the model from `lm:PATH`, a URL from the environment)
         # get stand-ins, so that only what the user gave is judged here
-        stand_in = {"model": spec.arg or "m", "base_url": "http://127.0.0.1/v1"}
+        stand_in = {k: v for k, v in {"model": spec.arg or "m", "base_url": "http://127.0.0.1/v1"}.items() if k in model.model_fields}
         _validate_options(model, {**stand_in, **spec.options}, spec.name)
 
 

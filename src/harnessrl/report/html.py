@@ -55,8 +55,25 @@ def _fmt(v: Any, digits: int) -> str:
     return str(v)
 
 
+def source_commit() -> str:
+    """The git commit harnessrl runs from (`+ uncommitted changes` when its checkout differs from it), or why there
+    is none (an installed package, no git): what a reader checks out to run the same code."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if sha.returncode != 0:
+            return "not a git checkout (an installed package: see the harnessrl version)"
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown (git not available)"
+    return sha.stdout.strip() + (" + uncommitted changes" if dirty else "")
+
+
 def package_versions() -> dict[str, str]:
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    out = {"python": sys.version.split()[0], "platform": platform.platform(), "harnessrl git commit": source_commit()}
     for dist in VERSIONED:
         try:
             out[dist] = md.version(dist)
@@ -140,6 +157,9 @@ class Report:
 
     def reproduce(self, *commands: str, seeds: Any = None, store: str | Path | None = None) -> "Report":
         self.section("How to reproduce")
+        versions = package_versions()
+        self.text(f"Code: harnessrl {versions.get('harnessrl', '?')}, git commit `{versions['harnessrl git commit']}`; "
+                  "library versions: the Environment table at the end.")
         if seeds is not None:
             self.text(f"Seeds: `{seeds}`")
         if store is not None:
