@@ -187,13 +187,24 @@ def export(
     out: Path = typer.Argument(..., parser=path_arg, help="Output file: .jsonl or .parquet."),
     store: Path = StoreOption,
     where: str = typer.Option(None, help="SQL condition over `episodes`, e.g. \"harness_id = 'aider'\"."),
+    fmt: str = typer.Option("episodes", "--format", help="episodes: every field of each episode; sft: one "
+                            "{\"messages\": [...]} line per episode, the stored conversation (TRL SFT's conversational "
+                            "format), e.g. with --where success."),
 ) -> None:
-    """Export episodes to JSONL or to one Parquet file (pandas, polars, datasets read it). Written to a
-    temporary file renamed onto OUT at the end: on any error an existing OUT is left as it was."""
-    if out.suffix not in (".jsonl", ".parquet"):
-        raise fail(f"{out}: unknown export format {out.suffix!r}; use .jsonl or .parquet")
+    """Export episodes to JSONL or to one Parquet file (pandas, polars, datasets read it), or their conversations
+    as an SFT dataset. Written to a temporary file renamed onto OUT at the end: on any error an existing OUT is
+    left as it was."""
+    if fmt not in ("episodes", "sft"):
+        raise fail(f"--format {fmt!r}: use episodes or sft")
+    if out.suffix not in (".jsonl", ".parquet") or (fmt == "sft" and out.suffix != ".jsonl"):
+        raise fail(f"{out}: unknown export format {out.suffix!r}; use .jsonl" + (" with --format sft" if fmt == "sft" else " or .parquet"))
     with user_errors():
         check_writable_file(out, "OUT")
         s = _open(store)
-        n = s.export_jsonl(out, where) if out.suffix == ".jsonl" else s.export_parquet(out, where)
+        if fmt == "sft":
+            n, skipped = s.export_sft(out, where)
+            if skipped:
+                console.print(f"skipped {skipped} episodes that store no conversation (written before record schema 2)")
+        else:
+            n = s.export_jsonl(out, where) if out.suffix == ".jsonl" else s.export_parquet(out, where)
     console.print(f"wrote {n} episodes to {out}")
