@@ -65,8 +65,9 @@ def check_policy(spec: PolicySpec) -> None:
     does not have or cannot take (a one-line ConfigError naming the key, not a worker's traceback)."""
     from harnessrl.policies.scripted import POLICIES
 
-    if spec.name not in POLICIES and spec.name not in FACTORIES:
-        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+    if spec.name not in POLICIES and spec.name not in FACTORIES and _plugin_factory(spec) is None:
+        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())} (or a plugin: "
+                          "--policy pkg.module:factory[:ARG], an entry point of harnessrl.policies)")
     if spec.name in OPTION_MODELS:
         module, _, attr = OPTION_MODELS[spec.name].partition(":")
         model = getattr(importlib.import_module(module), attr)
@@ -98,12 +99,28 @@ def make_policy(spec: PolicySpec | str) -> Policy:
             raise ConfigError(f"policy {spec.name!r} takes no argument or options")
         return POLICIES[spec.name]()
     factory = FACTORIES.get(spec.name)
+    arg = spec.arg
     if factory is None:
-        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+        plugin = _plugin_factory(spec)
+        if plugin is None:
+            raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+        factory, arg = plugin
     if isinstance(factory, str):
         module, _, attr = factory.partition(":")
         factory = getattr(importlib.import_module(module), attr)
-    return factory(spec.arg, spec.options)
+    return factory(arg, spec.options)
+
+
+def _plugin_factory(spec: PolicySpec) -> tuple[Callable[[str, dict[str, Any]], Policy], str] | None:
+    """(factory, its ARG) of a policy from outside harnessrl: `--policy pkg.module:factory[:ARG]` (parsed as name
+    pkg.module, arg factory[:ARG]; the module path needs a dot: mypkg.policies) or an entry point of harnessrl.policies (`--policy NAME[:ARG]`); None if neither."""
+    from harnessrl import plugins
+
+    attr, _, arg = spec.arg.partition(":")
+    if "." in spec.name and plugins.is_reference(f"{spec.name}:{attr}"):  # a module path: never a built-in name
+        return plugins.load_object(f"{spec.name}:{attr}", "policy"), arg
+    factory = plugins.from_entry_point("harnessrl.policies", spec.name)
+    return (factory, spec.arg) if factory is not None else None
 
 
 def _lm_from_spec(arg: str, options: dict[str, Any]) -> Policy:
