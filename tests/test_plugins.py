@@ -119,3 +119,30 @@ def test_load_object_names_what_failed():
 
     with pytest.raises(ConfigError, match="cannot import"):
         load_object("no_such_pkg_xyz.mod:thing", "harness")
+
+
+def test_a_plugin_harness_and_reward_train_through_the_trl_engine(plugin_dir, monkeypatch):
+    from typer.testing import CliRunner
+
+    from harnessrl.cli import app
+    from harnessrl.records import RecordStore
+    from tests import tiny_lm
+
+    (plugin_dir / "myplug" / "rewards.py").write_text(
+        "def replied(prompts, completions, **kwargs):\n"
+        "    return [float(any(m['role'] == 'assistant' for m in c)) for c in completions]\n")
+    monkeypatch.chdir(plugin_dir)
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    model = tiny_lm.build(plugin_dir / "m")
+    r = CliRunner().invoke(app, [
+        "train", "agent", "--engine", "trl", "--model", str(model), "--out", "run",
+        "--set", 'harnesses=["myplug.harness:LOUD", "lookup-plain"]', "--set", "tasks=[lookup/000]",
+        "--set", "group_size=2", "--set", "tasks_per_update=1", "--set", "updates=1", "--set", "policy.max_new_tokens=6",
+        "--set", 'reward_funcs=["myplug.rewards:replied"]', "--set", "trl.gradient_checkpointing=false"],
+        catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    eps = RecordStore(plugin_dir / "run" / "store").episodes()
+    assert {ep.context.harness_id for ep in eps} == {"loud-plain", "lookup-plain"}
+    assert all(ep.metadata["rewards"]["myplug.rewards:replied"] == 1.0 for ep in eps)
+    loud = next(ep for ep in eps if ep.context.harness_id == "loud-plain")
+    assert loud.messages[0]["content"].isupper()  # the plugin's system prompt reached the policy

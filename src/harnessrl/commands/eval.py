@@ -62,6 +62,10 @@ def eval_command(
     out: Path = typer.Option(None, "--out", "-o", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
     sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
     seals: Path = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
+    reward_func: list[str] = typer.Option([], "--reward-func", help="A reward function added to the verifier's reward "
+                                          "(TRL reward_funcs shape; pkg.module:function or a harnessrl.rewards plugin; repeatable)."),
+    reward_weight: list[float] = typer.Option([], "--reward-weight", help="Its weight (one per --reward-func; default 1.0 each)."),
+    verifier_weight: float = typer.Option(1.0, "--verifier-weight", help="The verifier reward's weight in the sum."),
     store: Path = StoreOption,
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
@@ -86,6 +90,10 @@ def eval_command(
             check_writable_dir(seals_dir(seals), "--seals")
         spec = PolicySpec.parse(policy, _options(policy_option))
         check_policy(spec)
+        from harnessrl.rewards import RewardHook, check as check_rewards
+
+        hook = RewardHook(tuple(reward_func), tuple(reward_weight) if reward_weight else None, verifier_weight)
+        check_rewards(hook)
         if suite is None:
             suite = _sealed_suite(sealed, seals) if sealed else ""
         suites = list(dict.fromkeys(_split(suite)))
@@ -109,7 +117,8 @@ def eval_command(
             task = bar.add_task("episodes", total=sum(p.episodes for p in plans))
             for plan in plans:
                 results.append(run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
-                                        ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n)))
+                                        ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n),
+                                        rewards=hook if hook.active else None))
     for result in results:
         print_result(result)
         console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}), {result.wall_s:.1f} s")
@@ -118,6 +127,8 @@ def eval_command(
     if out is not None:
         with user_errors():
             again = reproduce_command(policy, policy_option, suites, tasks, harness, seeds, ks, group_size, sealed, seals)
+            again += "".join(f" --reward-func {f}" for f in reward_func) + "".join(f" --reward-weight {w:g}" for w in reward_weight)
+            again += f" --verifier-weight {verifier_weight:g}" if verifier_weight != 1.0 else ""
             if len(results) == 1:
                 export(results[0], out, again)
             else:

@@ -93,6 +93,9 @@ def _checked_config(cls: type, config: Path | None, overrides: list[str], model:
     from harnessrl.config import load_config
 
     cfg = load_config(cls, config, _sets(overrides, model, lora_rank, run_dir))
+    from harnessrl.rewards import check as check_rewards
+
+    check_rewards(cfg.reward_hook)  # every reward function imports, before any rollout
     check_writable_dir(Path(cfg.run_dir), "--out")
     if cfg.store:
         check_store_writable(Path(cfg.store), "store")

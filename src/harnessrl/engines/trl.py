@@ -81,7 +81,7 @@ class TRLEngine:
         self.rollout = HarnessRollout(
             policy_cfg=cfg.policy, tokenizer=tokenizer, tasks=self.tasks, harnesses=self.harnesses,
             num_generations=self.plan.num_generations, store=cfg.store or str(self.run_dir / "store"),
-            run_id=self.run_id, seed=cfg.seed, open_env=open_env, collect=collect)
+            run_id=self.run_id, seed=cfg.seed, open_env=open_env, collect=collect, rewards=cfg.reward_hook)
         peft_config = None
         if self.plan.lora:
             from peft import LoraConfig

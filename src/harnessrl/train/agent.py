@@ -40,6 +40,8 @@ from pydantic import Field, model_validator
 
 from harnessrl.config import Config, ConfigError, changed_settings
 from harnessrl.episode import Episode
+from harnessrl.rewards import RewardHook
+from harnessrl.rewards import apply as apply_rewards
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
@@ -110,6 +112,11 @@ class AgentTrainConfig(Config):
         default_factory=list, description="Trackers the per-update metrics also go to, by TRL's names (metrics.csv is "
         "always written): tensorboard (run_dir/tensorboard), wandb (offline unless WANDB_MODE), trackio (local, "
         "run_dir/trackio), mlflow (run_dir/mlruns unless MLFLOW_TRACKING_URI); 'all' or 'none' as in TRL.")
+    reward_funcs: list[str] = Field(default_factory=list, description="Reward functions (TRL's reward_funcs shape, "
+                                    "pkg.module:function or a harnessrl.rewards plugin) added to the verifier's reward "
+                                    "on the host after grading; see harnessrl.rewards.")
+    reward_weights: list[float] | None = Field(None, description="One weight per reward function (TRL's name); None: 1.0 each.")
+    verifier_weight: float = Field(1.0, description="Weight of the verifier's reward in the sum.")
     tensorboard: bool = Field(False, description="Old spelling of report_to=[tensorboard].")
     wandb: bool = Field(False, description="Old spelling of report_to=[wandb].")
 
@@ -119,8 +126,16 @@ class AgentTrainConfig(Config):
         # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level, report_to)
         return normalize_report_to(from_trl_names(data, cls.model_fields))
 
+    @property
+    def reward_hook(self) -> RewardHook:
+        return RewardHook(tuple(self.reward_funcs), tuple(self.reward_weights) if self.reward_weights is not None else None,
+                          self.verifier_weight)
+
     @model_validator(mode="after")
     def _check(self) -> "AgentTrainConfig":
+        if self.reward_weights is not None and len(self.reward_weights) != len(self.reward_funcs):
+            raise ValueError(f"reward_weights: {len(self.reward_weights)} weights for {len(self.reward_funcs)} reward_funcs; "
+                             "give one weight per function")
         per_group = {"within": 1, "cross": len(self.harnesses)}.get(self.grouping, len(self.harnesses) * self.tasks_per_update)
         if self.source == "online" and self.objective in lm_update.GROUP_OBJECTIVES and self.group_size * per_group < 2:
             raise ValueError(f"group_size={self.group_size} with the group-relative objective {self.objective!r} and "
@@ -261,6 +276,7 @@ class AgentTrainer:
         self.policy.reseed(_mix(cfg.seed, u, 1))
         prefix = f"{self.run_id}-u{u:05d}-"
         episodes = run_group(self.policy, items, run_id=self.run_id, key_prefix=prefix, open_env=self.open_env)
+        apply_rewards(self.cfg.reward_hook, episodes)  # reward_funcs on the graded episodes, before anything learns from them
         for i, ep in enumerate(episodes):
             ep.episode_id = f"{prefix}{i:05d}"
             ep.metadata.update({"update": u, "temperature": self.policy.cfg.temperature})
