@@ -36,7 +36,8 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
     out = out or Path("runs") / result.run_id
     from harnessrl.report.audit import write_audit_report
 
-    command = f"harnessrl audit {suite} --harness {','.join(harnesses)}" + (f" --attacks {','.join(attacks)}" if attacks else "")
+    command = (f"harnessrl audit {suite} --harness {','.join(harnesses)}" + (f" --attacks {','.join(attacks)}" if attacks else "")
+               + (f" --tasks {','.join(tasks)}" if tasks else ""))
     html_path = write_audit_report(result, out, command)
     console.print(f"report: {html_path}")
     if check_html:
