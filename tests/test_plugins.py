@@ -87,6 +87,7 @@ def _summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_references_run_through_eval_with_two_workers(plugin_dir):
     r = harnessrl(plugin_dir, "eval", "--policy", "myplug.policy:make:v1", "--suite", "myplug.suite:first_three",
                   "--harness", "myplug.harness:LOUD,lookup-plain", "--workers", "2", "--store", "st", "--out", "out")
@@ -97,6 +98,7 @@ def test_references_run_through_eval_with_two_workers(plugin_dir):
     assert len(data["cells"]) == 6
 
 
+@pytest.mark.slow
 def test_entry_points_run_through_eval_with_two_workers(plugin_dir):
     # the dist-info folder is found on the path, as an installed package's is; the workers look it up again
     r = harnessrl(plugin_dir, "eval", "--policy", "my-oracle:ep", "--suite", "lookup3", "--harness", "loud",
@@ -121,6 +123,7 @@ def test_load_object_names_what_failed():
         load_object("no_such_pkg_xyz.mod:thing", "harness")
 
 
+@pytest.mark.slow
 def test_a_plugin_harness_and_reward_train_through_the_trl_engine(plugin_dir, monkeypatch):
     from typer.testing import CliRunner
 

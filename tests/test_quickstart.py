@@ -12,6 +12,7 @@ PAGE = (ROOT / "docs" / "quickstart.md").read_text()
 
 
 @pytest.mark.parametrize("script", ["harness_variant.py", "suite_from_folder.py", "custom_reward.py"])
+@pytest.mark.sandbox
 def test_quickstart_script_runs_and_prints_the_page_output(script, tmp_path):
     source = (ROOT / "examples" / script).read_text()
     assert f"```python\n{source}```" in PAGE  # the page shows the file as it is

@@ -82,6 +82,7 @@ def test_eval_with_two_workers_adds_the_reward(reward_module, tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["native", "trl"])
+@pytest.mark.slow
 def test_training_learns_from_the_hooked_reward(reward_module, tmp_path, engine):
     from harnessrl.cli import app
     from tests import tiny_lm

@@ -8,6 +8,8 @@ import html
 import re
 import shlex
 
+import pytest
+
 from typer.testing import CliRunner
 
 from harnessrl.cli import app
@@ -24,6 +26,7 @@ def _cells(path) -> list[dict]:
     return sorted(csv.DictReader(path.open()), key=lambda r: (r["task_id"], r["harness_id"]))
 
 
+@pytest.mark.slow
 def test_the_printed_command_of_an_eval_report_gives_the_same_cells(tmp_path, monkeypatch):
     model = tiny_lm.build(tmp_path / "m")
     monkeypatch.chdir(tmp_path)  # the model and suite are given relative to here: the command prints them absolute

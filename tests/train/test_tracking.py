@@ -24,6 +24,7 @@ def _scalars(event_dir, tag: str) -> list[tuple[int, float]]:
     return [(e.step, e.value) for e in acc.Scalars(tag)]
 
 
+@pytest.mark.slow
 def test_two_update_run_writes_tensorboard_offline(model_dir, tmp_path):
     import csv
 
