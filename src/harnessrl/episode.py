@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this harnessrl reads: 1 (no `messages` column; its episodes read with messages=[]) and 2.
+READABLE_VERSIONS = (1, 2)
 
 #: Episode statuses. `ok` = the episode ran to its stop rule; the others say why it did not.
 STATUSES = ("ok", "format_error", "timeout", "turn_limit", "token_limit", "sandbox_violation", "crash")
@@ -109,6 +111,9 @@ class Episode:
     wall_time: float = 0.0
     metadata: dict[str, Any] = field(default_factory=dict)
     episode_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # the whole conversation as the policy saw it, system prompt first ({"role", "content"} dicts, TRL's
+    # conversational format): `records export --format sft` writes it as is, with no re-rendering
+    messages: list[dict[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -160,10 +165,18 @@ SCHEMA = pa.schema(
         ("format_errors", pa.int32()),
         ("wall_time", pa.float64()),
         ("metadata", pa.string()),  # JSON text: free-form, never needed by queries' hot paths
+        ("messages", pa.string()),  # JSON text: the conversation (schema 2; null in schema-1 shards)
         ("turns", pa.list_(TURN_TYPE)),
     ],
     metadata={"harnessrl.schema_version": str(SCHEMA_VERSION)},
 )
+#: The schema of version-1 shards (no `messages`): still read; the store's dataset fills the column with null.
+SCHEMA_V1 = SCHEMA.remove(SCHEMA.get_field_index("messages")).with_metadata({"harnessrl.schema_version": "1"})
+
+
+def is_episode_schema(schema: pa.Schema) -> bool:
+    """A shard this harnessrl reads: the current schema or a version-1 one."""
+    return schema.equals(SCHEMA, check_metadata=False) or schema.equals(SCHEMA_V1, check_metadata=False)
 
 
 def _list_array(arrays: list[np.ndarray], dtype: np.dtype, pa_type: pa.DataType) -> pa.Array:
@@ -218,6 +231,7 @@ def to_arrow(episodes: list[Episode]) -> pa.Table:
         "format_errors": [int(e.format_errors) for e in episodes],
         "wall_time": [float(e.wall_time) for e in episodes],
         "metadata": [json.dumps(e.metadata, ensure_ascii=False, sort_keys=True) for e in episodes],
+        "messages": [json.dumps(e.messages, ensure_ascii=False) for e in episodes],
     }
     arrays = [pa.array(columns[f.name], f.type) for f in SCHEMA if f.name != "turns"]
     return pa.Table.from_arrays([*arrays, turns_col], schema=SCHEMA)
@@ -257,6 +271,7 @@ def from_arrow(table: pa.Table) -> list[Episode]:
         for i in range(hi - lo)
     ]
     ep_offsets = ep_offsets - lo
+    messages = cols.get("messages") or [None] * table.num_rows  # absent or null: a schema-1 shard
     out = []
     for i in range(table.num_rows):
         out.append(
@@ -283,6 +298,7 @@ def from_arrow(table: pa.Table) -> list[Episode]:
                 wall_time=cols["wall_time"][i],
                 metadata=json.loads(cols["metadata"][i]) if cols["metadata"][i] else {},
                 episode_id=cols["episode_id"][i],
+                messages=json.loads(messages[i]) if messages[i] else [],
             )
         )
     return out

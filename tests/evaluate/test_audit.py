@@ -99,6 +99,7 @@ def test_cli_audit_exits_1_and_train_audit_refuses_the_weak_suite(tmp_path):
     assert data["holes"] == 1 and data["matrix"] == [{"task": "weak-v0/literal-examples", "special-case": "HOLE 1",
                                                       "hardcode-output": "blocked 1", "hook-side-effect": "n/a"}]
     assert "special-case" in (out / "report.html").read_text()
+    assert "--tasks literal-examples" in (out / "report.html").read_text()  # the reproduce line has every option
     r = runner.invoke(app, ["train", "agent", "--audit", "--set", f"suite={WEAK}", "--set", "harnesses=[\"aider\"]",
                             "--set", "tasks=[\"literal-examples\"]", "--model", str(tmp_path / "no-model"),
                             "--run-dir", str(tmp_path / "run")])

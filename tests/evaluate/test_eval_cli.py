@@ -135,3 +135,15 @@ def test_every_scripted_policy_runs_on_the_lookup_suite(tmp_path, policy):
         assert set(rates.values()) == {0.0}
     if policy == "oracle":
         assert set(rates.values()) == {1.0}
+
+
+def test_sealed_eval_needs_no_suite(suite, tmp_path):
+    """The seal's manifest names its suite: `eval --sealed NAME` runs without --suite."""
+    seals, store = str(tmp_path / "seals"), str(tmp_path / "st")
+    r = runner.invoke(app, ["seal", "--name", "final", "--suite", str(suite.root), "--tasks", "fix-add", "--seals", seals])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--sealed", "final", "--harness", "aider", "--seals", seals,
+                            "--store", store, "--workers", "1"])
+    assert r.exit_code == 0 and "sealed evaluation written once" in r.output, r.output
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--store", store])
+    assert r.exit_code == 2 and "--suite is empty" in r.output

@@ -15,6 +15,7 @@ from harnessrl.cli import app
 from harnessrl.evaluate.seal import SealedError, all_seals, verify_seal
 from harnessrl.records import RecordStore
 from harnessrl.tasks.base import BUILTIN_DIR
+from tests.report_checks import assert_report_has_content
 
 # 2 training tasks in one update of group 2, 1 task per external suite, 1-turn episodes of 16 tokens
 SMALL = ["train_tasks=2", "tasks_per_update=2", "group_size=2", "heldout_tasks=1", "sealed_tasks=1", "eval_tasks=1",
@@ -68,6 +69,7 @@ def _counts(out: Path) -> dict[str, int]:
 def test_report_has_before_and_after_for_every_external_suite(run):
     out, _, output = run
     html = (out / "report.html").read_text()
+    assert_report_has_content(html)
     for needle in ("pass@1 on external suites, before vs after training", "Steps per episode and failure modes",
                    "dropped_requirement", "broke_existing", "format_error", "one epoch of GSPO", "LoRA rank 2",
                    "Sealed split: sealed", "Verification: intact", "data:image/png;base64", "reward_mean", "signal_fraction"):

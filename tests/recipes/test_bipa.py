@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harnessrl.cli import app
+from tests.report_checks import assert_report_has_content
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -21,6 +22,7 @@ def test_recipe_writes_report_and_the_run_can_be_audited_again(tmp_path):
                               "--replays", "2", "--fresh-seeds", "1"])
     assert res.exit_code == 0, res.output
     html = (out / "report.html").read_text()
+    assert_report_has_content(html)
     for needle in ("BiPA audit of", "Design principles", "held-out acceptance", "replay-controlled selection",
                    "cost accounting", "read provenance", "Acceptance replay", "data:image/png;base64"):
         assert needle in html, needle

@@ -12,6 +12,7 @@ from harnessrl.cli import app
 from harnessrl.config import ConfigError, load_config
 from harnessrl.recipes import conditioned_critic as cc
 from harnessrl.records import RecordStore
+from tests.report_checks import assert_report_has_content
 
 TINY = ["--set", "families=[bandit,minigrid]", "--set", "seeds=[0,1]", "--set", "critics=[shared,conditioned]",
         "--set", "bandit.total_steps=2048", "--set", "minigrid.env_id=MiniGrid-Empty-Random-5x5-v0",
@@ -27,6 +28,7 @@ def test_cli_end_to_end_with_resume(tmp_path):
     res = runner.invoke(app, ["recipe", "conditioned-critic", "--out", str(out), "--store", str(store), "-j", "2", *TINY])
     assert res.exit_code == 0, res.output
     html = (out / "report.html").read_text()
+    assert_report_has_content(html)
     for text in ("Per-context value error", "Headline", "Value error of the conditioned critic vs the shared", "IQM",
                  "unseen levels", "How to reproduce", "offset10"):
         assert text in html, text

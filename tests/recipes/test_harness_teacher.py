@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 
 from harnessrl.evaluate.seal import all_seals, verify_seal
 from harnessrl.records import RecordStore
+from tests.report_checks import assert_report_has_content
 
 SMALL = ["eval_tasks=4", "sft_seeds=1", "sft_epochs=1", "agent_updates=2", "further_updates=2", "group_size=2",
          "tasks_per_update=2", "ref_samples=4", "eval_samples=2", "n_boot=50"]
@@ -63,12 +65,19 @@ def test_ctrl_c_leaves_a_resumable_study(study):
 def test_report_and_summary_show_the_study(study):
     out, _, second = study
     html = (out / "report.html").read_text()
+    assert_report_has_content(html, min_figures=5)
     for needle in ("Headline", "Ceiling and score per harness", "ceiling change minus headroom change",
                    "Predicted vs observed gain", "preferences the agent carries", "Sealed unseen harness",
                    "Exact config", "How to reproduce", "data:image/png;base64", "torch", "The beta sweep",
                    "exact optimum", "k2 as a loss term", "looking at the asked object and another object"):
         assert needle in html, needle
     assert html.count("<img") == 5
+    # the hardest *other* harness is one the agent was evaluated in openly, not the sealed one (its own line)
+    assert "hardest other harness json" not in second and "hardest other harness" in second
+    assert not re.search(r"<td>\d(\.\d+)?e\+\d+</td>", html)  # stage times as 12.3, not 1e+01
+    assert '"kl_coef": 0.1' in html and '"kl_coef": null' not in html  # the weight RL ran with (= beta)
+    for term in ("Glossary", "ceiling (C)", "headroom (G = C - S)", "mismatch"):
+        assert term in html, term
     for needle in ("agent trained in plain", "sealed unseen harness json", "predicted", "observed", "report:",
                    "beta 0.05 in plain", "beta 0.1 in plain"):
         assert needle in second, needle

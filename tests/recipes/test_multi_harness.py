@@ -11,6 +11,7 @@ from harnessrl.cli import app
 from harnessrl.config import ConfigError
 from harnessrl.evaluate.seal import SealedError, all_seals, verify_seal
 from harnessrl.records import RecordStore
+from tests.report_checks import assert_report_has_content
 
 SMALL = ["sft_seeds=1", "sft_epochs=1", "updates=2", "seeds=[0]", "group_size=2", "tasks_per_update=2",
          "eval_fraction=0.05", "eval_seeds=1", "tiny_size=micro"]
@@ -27,6 +28,7 @@ def test_recipe_runs_from_the_cli_and_writes_its_report(tmp_path):
     res = invoke("--out", str(out), "--workers", "1", *sets)
     assert res.exit_code == 0, res.output
     html = (out / "report.html").read_text()
+    assert_report_has_content(html)
     for needle in ("Solve rate on held-out tasks", "lookup-json (sealed)", "RL Within", "RL Cross", "SFT (start)",
                    "Steps per episode and failure modes", "Group-signal fraction", "dropped_requirement",
                    "Within - Cross", "tiny scale", "Verification: intact", "data:image/png;base64",

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from harnessrl.cli import app
 from harnessrl.records import RecordStore
+from tests.report_checks import assert_report_has_content
 
 SMALL = ["sft_seeds=1", "sft_epochs=1", "updates=2", "seeds=[0]", "group_size=2", "tasks_per_update=2",
          "eval_fraction=0.05", "eval_seeds=1", "tiny_size=micro"]
@@ -26,6 +27,7 @@ def test_multi_harness_recipe_trains_through_trl_and_reports_like_native(tmp_pat
     assert res.exit_code == 0, res.output
     assert "engine trl" in res.output
     html = (out / "report.html").read_text()
+    assert_report_has_content(html)
     for needle in ("RL Within", "RL Cross", "Group-signal fraction", "Verification: intact"):
         assert needle in html, needle
     store = RecordStore(out / "store")

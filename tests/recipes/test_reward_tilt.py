@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from harnessrl.cli import app
 from harnessrl.records import RecordStore
+from tests.report_checks import assert_report_has_content
 
 TINY = [
     "demos.episodes=120", "bc.steps=150", "reward.aimed=80", "reward.random=20", "reward.steps=30",
@@ -37,6 +38,7 @@ def tiny_run(tmp_path_factory):
 def test_recipe_writes_report_figures_and_records(tiny_run) -> None:
     out, output = tiny_run
     html = (out / "report.html").read_text()
+    assert_report_has_content(html, min_figures=6)
     for name in ("predicted_vs_observed", "over_finetuning", "predicted_vs_observed_rwr", "over_finetuning_rwr",
                  "reward_by_outcome", "training"):
         assert (out / f"{name}.png").stat().st_size > 1000

@@ -203,12 +203,9 @@ def test_tracking_sinks_are_off_by_default_and_explain_a_missing_package(tmp_pat
     assert table.tb is None and table.wb is None
     table.log({"update": 1, "reward_mean": 0.5})
     assert (tmp_path / "metrics.csv").read_text().splitlines()[1] == "1,0.5"
-    if importlib.util.find_spec("tensorboard") is None:
-        with pytest.raises(ConfigError, match="tracking"):
-            MetricsTable(tmp_path, tensorboard=True)
-    else:
-        MetricsTable(tmp_path / "tb", tensorboard=True).log({"update": 1, "reward_mean": 0.5})
-        assert any((tmp_path / "tb" / "tensorboard").iterdir())
-    if importlib.util.find_spec("wandb") is None:
-        with pytest.raises(ConfigError, match="tracking"):
-            MetricsTable(tmp_path, wandb=True)
+    for tracker in ("wandb", "trackio", "mlflow"):
+        if importlib.util.find_spec(tracker) is None:
+            with pytest.raises(ConfigError, match=r"harnessrl\[tracking\]"):
+                MetricsTable(tmp_path, report_to=[tracker])
+    with pytest.raises(ConfigError, match="unknown tracker"):
+        MetricsTable(tmp_path, report_to=["comet"])

@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 from rich.table import Table
 
 from harnessrl.commands.common import StoreOption, console, default_store, fail, progress, user_errors
@@ -18,9 +20,10 @@ def _split(text: str) -> list[str]:
 def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, tasks: list[str] | None, store: Path | None,
                    out: Path | None, workers: int, check_html: bool = True):
     """Run the audit with a progress bar, print the matrix, write the report; the AuditResult."""
-    from harnessrl.evaluate.audit import run_audit
+    from harnessrl.evaluate.audit import audit_plan, run_audit
     from harnessrl.records import RecordStore
 
+    audit_plan(suite, harnesses, attacks, tasks)  # a bad suite, harness or attack: an error before the store exists
     s = RecordStore(store or default_store())
     with progress() as bar:
         job = bar.add_task("attack episodes", total=None)
@@ -33,7 +36,8 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
     out = out or Path("runs") / result.run_id
     from harnessrl.report.audit import write_audit_report
 
-    command = f"harnessrl audit {suite} --harness {','.join(harnesses)}" + (f" --attacks {','.join(attacks)}" if attacks else "")
+    command = (f"harnessrl audit {suite} --harness {','.join(harnesses)}" + (f" --attacks {','.join(attacks)}" if attacks else "")
+               + (f" --tasks {','.join(tasks)}" if tasks else ""))
     html_path = write_audit_report(result, out, command)
     console.print(f"report: {html_path}")
     if check_html:
@@ -43,9 +47,9 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
             check = check_report(html_path)
             console.print(f"browser check: {check.summary()}")
             for p in check.problems():
-                console.print(f"[red]{p}[/]")
+                console.print(Text(str(p), style="red"))
         except BrowserError as err:
-            console.print(f"[yellow]browser check skipped: {err}[/]")
+            console.print(Text(f"browser check skipped: {err}", style="yellow"))
     return result
 
 
@@ -57,12 +61,12 @@ def print_audit(result) -> None:
     for a in result.attacks:
         t.add_column(a)
     for row in matrix_rows(result):
-        t.add_row(row["task"], *[f"[bold red]{row[a]}[/]" if row[a].startswith("HOLE") else row[a] for a in result.attacks])
+        t.add_row(row["task"], *[Text(row[a], style="bold red" if row[a].startswith("HOLE") else "") for a in result.attacks])
     console.print(t)
     for c in result.holes:
-        console.print(f"[red]HOLE[/] {c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})")
+        console.print(f"[red]HOLE[/] {escape(f'{c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})')}", markup=True)
     console.print("[bold green]every applicable attack blocked[/]" if result.passed
-                  else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task")
+                  else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task", markup=True)
 
 
 def audit_command(

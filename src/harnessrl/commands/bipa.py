@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 from rich.table import Table
 
 from harnessrl.commands.common import (
@@ -18,7 +20,7 @@ app = typer.Typer(help="Skill optimizers and their BiPA audit.", no_args_is_help
 
 def _print_audit(result, report: Path | None) -> None:
     s = result.summary
-    console.print(f"[bold]{s['verdict']}[/]")
+    console.print(f"[bold]{escape(str(s['verdict']))}[/]", markup=True)
     t = Table(title=f"BiPA audit of {result.run_id}")
     for col in ("quantity", "value", "95% CI"):
         t.add_column(col)
@@ -34,7 +36,7 @@ def _print_audit(result, report: Path | None) -> None:
     for col in ("principle", "status", "why"):
         p.add_column(col)
     for row in result.principles:
-        p.add_row(row["principle"], ("[green]" if row["status"] == "ok" else "[red]") + row["status"] + "[/]", row["why"])
+        p.add_row(row["principle"], Text(row["status"], style="green" if row["status"] == "ok" else "red"), row["why"])
     console.print(p)
     if report is not None:
         console.print(f"report: {report}")
@@ -67,7 +69,7 @@ def audit_command(
         except UnicodeDecodeError:
             raise fail(f"{run}: the optimizer log is not UTF-8 text; give the run directory a skill optimizer wrote") from None
         if not log.complete:
-            console.print("[yellow]warning:[/] the optimizer log has no end event (the run crashed or is still going); auditing what it holds")
+            console.print("[yellow]warning:[/] the optimizer log has no end event (the run crashed or is still going); auditing what it holds", markup=True)
         root = store or (Path(log.header["store"]) if log.header.get("store") else default_store())
         out = out or (Path(run) / "audit")
         check_writable_dir(out, "--out")

@@ -16,8 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harnessrl.config import ConfigError
 from harnessrl.records import RecordStoreError
 
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+# markup off: model text, task names and paths print literally (`[month - 1]`, `[/tmp/notes]`); a line that
+# styles a word of ours passes markup=True and escapes everything else
+console = Console(soft_wrap=True, markup=False)
+err_console = Console(stderr=True, soft_wrap=True, markup=False)
 
 
 def default_store() -> Path:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from harnessrl.commands.common import (
@@ -40,9 +41,23 @@ def _load(name: str, runtime: str | None):
     return load_suite(name, runtime=runtime)
 
 
+def _sealed_suite(sealed: str, seals: Path | None) -> str:
+    """The suite a seal was made on: its manifest's `suite`, else the one suite its task ids name."""
+    from harnessrl.evaluate.seal import load_seal
+
+    seal = load_seal(sealed, seals)
+    if seal.manifest.get("suite"):
+        return seal.manifest["suite"]
+    named = {tid.split("/", 1)[0] for tid in seal.task_ids if "/" in tid}
+    if len(named) == 1:
+        return named.pop()
+    raise fail(f"--sealed {sealed}: the seal names no suite; give --suite")
+
+
 def eval_command(
     policy: str = typer.Option(..., "--policy", "-p", help="oracle | noop | explore | oracle-drop | oracle-break | oracle-malformed | endpoint:MODEL | lm:PATH"),
-    suite: str = typer.Option(..., "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, comma-separated."),
+    suite: str = typer.Option(None, "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, "
+                              "comma-separated (with --sealed: the seal's suite unless given)."),
     harness: str = typer.Option("all", "--harness", "-H", help="'all', or harness ids / spec files, comma-separated."),
     tasks: str = typer.Option("", "--tasks", help="Only these tasks (names or ids, comma-separated)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Episodes per task x harness cell (seeds 0..N-1)."),
@@ -51,11 +66,15 @@ def eval_command(
     workers: int = typer.Option(2, "--workers", "-j", min=1, help="Parallel workers (processes or Ray actors)."),
     group_size: int = typer.Option(1, "--group-size", min=1, help="Episodes stepped in lockstep per worker call (batching LM policies)."),
     ray_address: str = typer.Option(None, "--ray-address", help="An existing Ray cluster (default: start a local one)."),
-    policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE passed to the policy (repeatable)."),
+    policy_option: list[str] = typer.Option([], "--policy-option", help="KEY=VALUE passed to the policy (repeatable)."),
     run_id: str = typer.Option(None, "--run-id", help="Run id recorded in every episode (default: generated)."),
-    out: Path = typer.Option(None, "--out", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
+    out: Path = typer.Option(None, "--out", "-o", parser=path_arg, help="Folder for cells.csv, summary.csv, summary.json, matrix.png, report.html."),
     sealed: str = typer.Option(None, "--sealed", help="Run THE one evaluation of this seal (cells come from its manifest)."),
     seals: Path = typer.Option(None, "--seals", parser=path_arg, help="Seals folder [env HARNESSRL_SEALS, default runs/seals]."),
+    reward_func: list[str] = typer.Option([], "--reward-func", help="A reward function added to the verifier's reward "
+                                          "(TRL reward_funcs shape; pkg.module:function or a harnessrl.rewards plugin; repeatable)."),
+    reward_weight: list[float] = typer.Option([], "--reward-weight", help="Its weight (one per --reward-func; default 1.0 each)."),
+    verifier_weight: float = typer.Option(1.0, "--verifier-weight", help="The verifier reward's weight in the sum."),
     store: Path = StoreOption,
     runtime: str = typer.Option(None, "--runtime", help="Terminal-Bench/Harbor folders: jail (replayed on the host, "
                                 "default) or image (each task's own Dockerfile, built once; docs/task-images.md)."),
@@ -82,6 +101,12 @@ def eval_command(
             check_writable_dir(seals_dir(seals), "--seals")
         spec = PolicySpec.parse(policy, _options(policy_option))
         check_policy(spec)
+        from harnessrl.rewards import RewardHook, check as check_rewards
+
+        hook = RewardHook(tuple(reward_func), tuple(reward_weight) if reward_weight else None, verifier_weight)
+        check_rewards(hook)
+        if suite is None:
+            suite = _sealed_suite(sealed, seals) if sealed else ""
         suites = list(dict.fromkeys(_split(suite)))
         if not suites:
             raise fail("--suite is empty: name a suite (code-v1, miniwob, lookup, ...) or a suite folder")
@@ -97,15 +122,16 @@ def eval_command(
         s = RecordStore(store or default_store())
         run_id = run_id or default_run_id(spec)  # one run id across the suites
         for plan in plans:
-            console.print(f"[bold]{spec}[/] on {plan.suite_name}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
+            console.print(f"[bold]{escape(str(spec))}[/] on {escape(str(plan.suite_name))}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                           f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
-                          f"= {plan.episodes} episodes, backend {backend}, {workers} workers")
+                          f"= {plan.episodes} episodes, backend {backend}, {workers} workers", markup=True)
         results = []
         with progress() as bar:
             task = bar.add_task("episodes", total=sum(p.episodes for p in plans))
             for plan in plans:
                 results.append(run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
-                                        ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n)))
+                                        ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n),
+                                        rewards=hook if hook.active else None))
     for result in results:
         print_result(result)
         console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}), {result.wall_s:.1f} s")
@@ -113,10 +139,13 @@ def eval_command(
             console.print(f"sealed evaluation written once: {result.sealed_record}")
     if out is not None:
         with user_errors():
+            again = reproduce_command(policy, policy_option, suites, tasks, harness, seeds, ks, group_size, sealed, seals)
+            again += "".join(f" --reward-func {f}" for f in reward_func) + "".join(f" --reward-weight {w:g}" for w in reward_weight)
+            again += f" --verifier-weight {verifier_weight:g}" if verifier_weight != 1.0 else ""
             if len(results) == 1:
-                export(results[0], out)
+                export(results[0], out, again)
             else:
-                export_suites(results, out)
+                export_suites(results, out, again)
         console.print(f"exported to {out}/")
 
 
@@ -157,7 +186,33 @@ def print_result(result) -> None:
         console.print(f"out of scope ({n} cells): {reason}")
 
 
-def export(result, out: Path) -> None:
+def reproduce_command(policy: str, policy_option: list[str], suites: list[str], tasks: str, harness: str, seeds: int,
+                      ks: list[int], group_size: int, sealed: str | None, seals: Path | None) -> str:
+    """The `harnessrl eval` line that evaluates the same cells again, with every option that changes them (a suite
+    folder as an absolute path, so it runs from anywhere); --store and --out are left for the reader to choose."""
+    import shlex
+
+    def arg(value: str) -> str:
+        return shlex.quote(str(Path(value).absolute()) if Path(value).exists() else value)
+
+    name, sep, target = policy.partition(":")
+    if sep and Path(target).exists():  # lm:PATH -> the model folder from anywhere
+        policy = f"{name}:{Path(target).absolute()}"
+    parts = ["harnessrl eval", "--policy", shlex.quote(policy)]
+    parts += [f"--policy-option {shlex.quote(kv)}" for kv in policy_option]
+    parts += ["--suite", ",".join(arg(s) for s in suites), "--harness", shlex.quote(harness), "--seeds", str(seeds)]
+    if tasks:
+        parts += ["--tasks", shlex.quote(tasks)]
+    if ks != [1]:
+        parts += ["--k", ",".join(map(str, ks))]
+    if group_size != 1:
+        parts += ["--group-size", str(group_size)]
+    if sealed:
+        parts += ["--sealed", shlex.quote(sealed)] + (["--seals", arg(str(seals))] if seals else [])
+    return " ".join(parts)
+
+
+def export(result, out: Path, command: str | None = None) -> None:
     from harnessrl.evaluate.matrix import heatmap
     from harnessrl.report.html import Report
 
@@ -176,7 +231,7 @@ def export(result, out: Path) -> None:
     rep.section("Task x harness cells").table(result.cells)
     if result.out_of_scope:
         rep.section("Out of scope").table([{"task_id": t, "harness_id": h, "reason": r} for t, h, r in result.out_of_scope])
-    rep.reproduce(f"harnessrl eval --policy {result.policy} --suite {result.plan.suite_name} "
+    rep.reproduce(command or f"harnessrl eval --policy {result.policy} --suite {result.plan.suite_name} "
                   f"--harness {','.join(h.id for h in result.plan.harnesses)} --seeds {len(result.plan.seeds)}",
                   seeds=result.plan.seeds)
     rep.write(out / "report.html")
@@ -188,12 +243,12 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name) or "suite"
 
 
-def export_suites(results, out: Path) -> None:
+def export_suites(results, out: Path, command: str | None = None) -> None:
     """Several suites: each suite's full export in out/<suite>/, and one summary.csv over all
     of them (a `suite` column first) so the whole matrix reads as one table."""
     rows = []
     for result in results:
-        export(result, out / _slug(result.plan.suite_name))
+        export(result, out / _slug(result.plan.suite_name), command)
         rows += [{"suite": result.plan.suite_name, **r} for r in result.summary]
     _write_csv(out / "summary.csv", rows)
 

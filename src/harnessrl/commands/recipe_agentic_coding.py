@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from harnessrl.commands.common import (path_arg, console, fail, invoked_command, lm_recipe_config, stage_progress,
                                        user_errors)
@@ -70,4 +71,4 @@ def agentic_coding(
             if not check.ok:
                 raise fail(f"the report does not render cleanly in headless Chromium: {'; '.join(check.problems())}", code=1)
         except BrowserError as err:
-            console.print(f"[yellow]browser check skipped: {err}[/]")
+            console.print(Text(f"browser check skipped: {err}", style="yellow"))

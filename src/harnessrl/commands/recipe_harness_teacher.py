@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from harnessrl.commands.common import path_arg, console, invoked_command, lm_recipe_config, stage_progress, user_errors
 
@@ -37,7 +38,7 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
                 overrides: list[str], out: Path, resume: bool, workers: int | None, title: str, name: str,
                 engine: str | None = None, suite: str | None = None) -> None:
     from harnessrl.recipes import harness_teacher as recipe
-    from harnessrl.recipes.harness_teacher_report import build_report, summary_lines
+    from harnessrl.recipes.harness_teacher_report import build_report, summary_lines, write_headline
 
     with user_errors():
         if suite == "miniwob" and scale in ("small", "miniwob"):
@@ -55,11 +56,12 @@ def run_teacher(scale: str, model: str | None, lora_rank: int | None, backend: s
                 res = recipe.run(cfg, out, progress=tick)
         except KeyboardInterrupt:
             again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")
-            console.print(f"\n[yellow]interrupted; finished stages and RL checkpoints are kept in {out}.[/] Continue with:\n"
-                          f"  harnessrl {again} --resume", highlight=False)
+            console.print(Text(f"\ninterrupted; finished stages and RL checkpoints are kept in {out}.", style="yellow"),
+                          f"Continue with:\n  harnessrl {again} --resume", highlight=False)
             raise typer.Exit(130) from None
         command = invoked_command(f"harnessrl {name}")
         report = build_report(res, command, title=title)
+        write_headline(res, command)
     for line in summary_lines(res):
         console.print("  " + line, highlight=False)
     console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")

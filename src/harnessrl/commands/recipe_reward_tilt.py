@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from harnessrl.commands.common import (
     path_arg, StoreOption, check_store_writable, check_writable_dir, console, default_store, fail, stage_progress, user_errors,
@@ -41,12 +43,12 @@ def reward_tilt(
                 res = recipe.run(cfg, RecordStore(store_path), on_progress, out=out)
         except KeyboardInterrupt:
             again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")
-            console.print(f"\n[yellow]interrupted; finished stages are kept in {out / 'stages'}.[/] Continue with:\n"
-                          f"  harnessrl {again} --resume", highlight=False)
+            console.print(Text(f"\ninterrupted; finished stages are kept in {out / 'stages'}.", style="yellow"),
+                          f"Continue with:\n  harnessrl {again} --resume", highlight=False)
             raise typer.Exit(130) from None
         args = [a for a in sys.argv[1:] if a != "--resume"]
         command = "harnessrl " + " ".join(shlex.quote(a) for a in args) if args else "harnessrl recipe reward-tilt"
         report = build_report(res, out, store_path, command)
     for claim, holds in res["checks"].items():
-        console.print(f"  {'[green]yes[/]' if holds else '[red]NO[/]'}  {claim}")
+        console.print(f"  {'[green]yes[/]' if holds else '[red]NO[/]'}  {escape(str(claim))}", markup=True)
     console.print(f"report: {report}  ({res['timings']['total']:.0f} s of stages, {res['timings']['this call']:.0f} s in this call; run {res['run_id']})")

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from harnessrl.commands.common import (
     path_arg, StoreOption, check_writable_file, console, default_store, fail, progress, user_errors,
@@ -67,8 +69,8 @@ def show(
         console.print_json(json.dumps(episode_to_json(ep), ensure_ascii=False))
         return
     c = ep.context
-    console.print(
-        f"[bold]{ep.episode_id}[/]  task={c.task_id} harness={c.harness_id} env={c.env_id} "
+    console.print(  # the console reads no markup: ids, outcomes and turns print as they are
+        f"{ep.episode_id}  task={c.task_id} harness={c.harness_id} env={c.env_id} "
         f"level={c.level} seed={c.seed} policy={ep.policy_id} run={ep.run_id}"
     )
     console.print(
@@ -77,11 +79,11 @@ def show(
         f"tokens in/out={ep.tokens_in}/{ep.tokens_out} wall={ep.wall_time:.2f}s"
     )
     for i, t in enumerate(ep.turns):
-        console.rule(f"turn {i} [{t.status}] {len(t.token_ids)} tokens")
-        console.print("[dim]observation:[/]", t.observation, markup=True, highlight=False, soft_wrap=True)
-        console.print("[dim]action:[/]", t.action, markup=True, highlight=False, soft_wrap=True)
+        console.rule(Text(f"turn {i} [{t.status}] {len(t.token_ids)} tokens"))
+        console.print(Text("observation:", style="dim"), Text(t.observation), highlight=False, soft_wrap=True)
+        console.print(Text("action:", style="dim"), Text(t.action), highlight=False, soft_wrap=True)
         if t.tool_result:
-            console.print("[dim]tool result:[/]", t.tool_result, markup=True, highlight=False, soft_wrap=True)
+            console.print(Text("tool result:", style="dim"), Text(t.tool_result), highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -135,16 +137,16 @@ def verify(
             task = bar.add_task("verifying shards", total=len(s.shards))
             report = s.verify(progress=lambda: bar.advance(task))
         for p in report["problems"]:
-            console.print(f"[red]PROBLEM[/] {p}", highlight=False, soft_wrap=True, markup=True)
+            console.print(f"[red]PROBLEM[/] {escape(str(p))}", highlight=False, soft_wrap=True, markup=True)
         for u in report["uncommitted"]:
-            console.print(f"[yellow]uncommitted[/] {u} ({_ADVICE[report['writers']]})", highlight=False, soft_wrap=True)
+            console.print(f"[yellow]uncommitted[/] {escape(str(u))} ({_ADVICE[report['writers']]})", highlight=False, soft_wrap=True, markup=True)
         if report["problems"] and drop_corrupt:
             dropped = s.drop_corrupt()
             console.print(f"dropped {len(dropped)} corrupt shards from the manifest")
             return
     if report["problems"]:
         raise typer.Exit(1)
-    console.print(f"[green]ok[/] {report['shards']} shards, {report['episodes']} episodes verified")
+    console.print(f"[green]ok[/] {report['shards']} shards, {report['episodes']} episodes verified", markup=True)
 
 
 @app.command()
@@ -173,7 +175,7 @@ def recover(store: Path = StoreOption) -> None:
     with user_errors():
         res = recover_store(store or default_store())
     for s in res["skipped"]:
-        console.print(f"[yellow]skipped[/] {s}", highlight=False)
+        console.print(f"[yellow]skipped[/] {escape(str(s))}", highlight=False, markup=True)
     if res["kept_aside"]:
         console.print(f"the damaged manifest is kept as {res['kept_aside']}", highlight=False)
     console.print(f"recovered {res['shards']} shards, {res['episodes']} episodes; check with "
@@ -185,13 +187,24 @@ def export(
     out: Path = typer.Argument(..., parser=path_arg, help="Output file: .jsonl or .parquet."),
     store: Path = StoreOption,
     where: str = typer.Option(None, help="SQL condition over `episodes`, e.g. \"harness_id = 'aider'\"."),
+    fmt: str = typer.Option("episodes", "--format", help="episodes: every field of each episode; sft: one "
+                            "{\"messages\": [...]} line per episode, the stored conversation (TRL SFT's conversational "
+                            "format), e.g. with --where success."),
 ) -> None:
-    """Export episodes to JSONL or to one Parquet file (pandas, polars, datasets read it). Written to a
-    temporary file renamed onto OUT at the end: on any error an existing OUT is left as it was."""
-    if out.suffix not in (".jsonl", ".parquet"):
-        raise fail(f"{out}: unknown export format {out.suffix!r}; use .jsonl or .parquet")
+    """Export episodes to JSONL or to one Parquet file (pandas, polars, datasets read it), or their conversations
+    as an SFT dataset. Written to a temporary file renamed onto OUT at the end: on any error an existing OUT is
+    left as it was."""
+    if fmt not in ("episodes", "sft"):
+        raise fail(f"--format {fmt!r}: use episodes or sft")
+    if out.suffix not in (".jsonl", ".parquet") or (fmt == "sft" and out.suffix != ".jsonl"):
+        raise fail(f"{out}: unknown export format {out.suffix!r}; use .jsonl" + (" with --format sft" if fmt == "sft" else " or .parquet"))
     with user_errors():
         check_writable_file(out, "OUT")
         s = _open(store)
-        n = s.export_jsonl(out, where) if out.suffix == ".jsonl" else s.export_parquet(out, where)
+        if fmt == "sft":
+            n, skipped = s.export_sft(out, where)
+            if skipped:
+                console.print(f"skipped {skipped} episodes that store no conversation (written before record schema 2)")
+        else:
+            n = s.export_jsonl(out, where) if out.suffix == ".jsonl" else s.export_parquet(out, where)
     console.print(f"wrote {n} episodes to {out}")

@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 from rich.table import Table
 
 from harnessrl.commands.common import path_arg, StoreOption, check_writable_dir, console, default_store, fail, user_errors
@@ -82,17 +84,17 @@ def verify(
                 try:
                     hs.append(make_harness(hid))
                 except Exception:  # a user spec file that moved: its fingerprint cannot be checked
-                    console.print(f"[yellow]cannot load harness {hid!r} to re-check it[/]")
+                    console.print(Text(f"cannot load harness {hid!r} to re-check it", style="yellow"))
         s = None
         if seal.eval_path.exists():
             s = RecordStore(store or default_store(), create=False)
         problems = verify_seal(name, s, seals, tasks=tasks, harnesses=hs)
     if problems:
         for p in problems:
-            console.print(f"[bold red]TAMPERED[/] {p}")
+            console.print(f"[bold red]TAMPERED[/] {escape(str(p))}", markup=True)
         raise typer.Exit(1)
     evaluated = "evaluated once" if seal.eval_path.exists() else "not evaluated yet"
-    console.print(f"[bold green]intact[/] seal {seal.name} ({len(seal.task_ids)} tasks, {len(seal.harness_ids)} harnesses; {evaluated})")
+    console.print(f"[bold green]intact[/] seal {escape(str(seal.name))} ({len(seal.task_ids)} tasks, {len(seal.harness_ids)} harnesses; {escape(str(evaluated))})", markup=True)
 
 
 @app.command("list")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from harnessrl.commands.common import console, fail
 
@@ -28,12 +29,13 @@ def check(
 ) -> None:
     """Print one row per task: loaded or rejected, the reason and the fix."""
     from harnessrl.tasks.base import SuiteError
+    from harnessrl.config import ConfigError
 
     if runtime not in ("jail", "image"):
         raise fail(f"--runtime {runtime}: use jail or image")
     if runtime == "image":
         return _check_images(folder, strict)
-    from harnessrl.tasks.check import check_rows
+    from harnessrl.tasks.check import check_native, check_rows
     from harnessrl.tasks.loaders import load_suite
 
     if not folder.is_dir():
@@ -41,18 +43,23 @@ def check(
     if pins not in (None, "exact", "loose"):
         raise fail(f"--pins {pins}: use exact or loose")
     try:
-        suite = load_suite(folder, pins=pins)
-    except SuiteError as err:
+        native = check_native(folder)
+        if native is not None:
+            name, rows = native
+        else:
+            suite = load_suite(folder, pins=pins)
+            name, rows = suite.name, check_rows(suite)
+    except (SuiteError, ConfigError) as err:
         raise fail(str(err)) from None
-    rows = check_rows(suite)
-    table = Table(title=f"{suite.name}: {len(suite.tasks)} loaded, {len(suite.rejected)} rejected")
+    rejected = sum(row.status == "rejected" for row in rows)
+    table = Table(title=f"{name}: {len(rows) - rejected} loaded, {rejected} rejected")
     for col in ("task", "format", "status", "reason", "fix"):
         table.add_column(col, overflow="fold")
     for row in rows:
         style = "green" if row.status == "loaded" else "red"
-        table.add_row(row.name, row.source, f"[{style}]{row.status}[/]", row.reason, row.fix)
+        table.add_row(row.name, row.source, Text(row.status, style=style), row.reason, row.fix)
     console.print(table)
-    if strict and suite.rejected:
+    if strict and rejected:
         raise typer.Exit(1)
 
 

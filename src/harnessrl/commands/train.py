@@ -18,7 +18,8 @@ def agent(
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE, e.g. --set policy.model=runs/tiny --set grouping=cross"),
     model: str | None = typer.Option(None, "--model", "-m", help="Shortcut for --set policy.model=..."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="Shortcut for --set policy.lora_rank=..."),
-    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", parser=path_arg, help="Checkpoint, metrics table and final adapter."),
+    run_dir: Path | None = typer.Option(None, "--out", "-o", "--run-dir", parser=path_arg,
+                                        help="Run folder: checkpoint, metrics table and final adapter (--run-dir: the same)."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the run folder's checkpoint (exactly, even after kill -9)."),
     engine: str = typer.Option("native", "--engine", help="native (this process) | trl (TRL GRPOTrainer: accelerate, "
                                "DeepSpeed/FSDP, vLLM; many processes: accelerate launch -m harnessrl.engines.trl)."),
@@ -35,7 +36,7 @@ def agent(
         return _trl(config, overrides, model, lora_rank, run_dir, resume, audit)
     with user_errors():
         cfg = _checked_config(AgentTrainConfig, config, overrides, model, lora_rank, run_dir, audit)
-        trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False))
+        trainer = AgentTrainer(cfg, on_update=lambda row: console.print(live_line(row), highlight=False, markup=True))
         console.print(f"agent RL: {cfg.objective}, grouping {cfg.grouping}, {len(trainer.harnesses)} harness(es), "
                       f"{len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
         trainer.run(resume=resume)
@@ -50,6 +51,7 @@ def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank
 
     with user_errors():
         cfg = _checked_config(TRLRunConfig, config, overrides, model, lora_rank, run_dir, audit)
+        _check_trl_installed(cfg)
         trainer = TRLEngine(cfg)
         for note in trainer.plan.notes:
             console.print(f"note: {note}", highlight=False)
@@ -57,6 +59,19 @@ def _trl(config: Path | None, overrides: list[str], model: str | None, lora_rank
                       f"harness(es), {len(trainer.tasks)} task(s), {cfg.updates} updates -> {cfg.run_dir}")
         trainer.run(resume=resume)
     _print_outputs(cfg)
+
+
+def _check_trl_installed(cfg) -> None:
+    """The engine's optional libraries, named before any work (TRL and vLLM are extras, not dependencies)."""
+    import importlib.util
+
+    try:
+        import trl  # noqa: F401
+    except ImportError:
+        raise ConfigError("--engine trl needs TRL: pip install 'harnessrl[trl]' (or use --engine native)") from None
+    if cfg.trl.use_vllm and importlib.util.find_spec("vllm") is None:
+        raise ConfigError("trl.use_vllm=true needs vLLM (Linux, a CUDA GPU): pip install 'harnessrl[vllm]', "
+                          "or --set trl.use_vllm=false")
 
 
 def _sets(overrides: list[str], model: str | None, lora_rank: int | None, run_dir: Path | None) -> list[str]:
@@ -78,7 +93,10 @@ def _checked_config(cls: type, config: Path | None, overrides: list[str], model:
     from harnessrl.config import load_config
 
     cfg = load_config(cls, config, _sets(overrides, model, lora_rank, run_dir))
-    check_writable_dir(Path(cfg.run_dir), "--run-dir")
+    from harnessrl.rewards import check as check_rewards
+
+    check_rewards(cfg.reward_hook)  # every reward function imports, before any rollout
+    check_writable_dir(Path(cfg.run_dir), "--out")
     if cfg.store:
         check_store_writable(Path(cfg.store), "store")
     if audit:

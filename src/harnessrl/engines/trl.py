@@ -50,7 +50,7 @@ class TRLEngine:
                  open_env: Callable[[Any, int], Any] | None = None, collect: Collect | None = None):
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental in TRL 1.x
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-        if cfg.wandb:
+        if "wandb" in cfg.report_to:
             os.environ.setdefault("WANDB_MODE", "offline")  # as in native training: no server unless the user asks
         import torch
         from accelerate import PartialState
@@ -83,7 +83,7 @@ class TRLEngine:
         self.rollout = HarnessRollout(
             policy_cfg=cfg.policy, tokenizer=tokenizer, tasks=self.tasks, harnesses=self.harnesses,
             num_generations=self.plan.num_generations, store=cfg.store or str(self.run_dir / "store"),
-            run_id=self.run_id, seed=cfg.seed, open_env=open_env, collect=collect)
+            run_id=self.run_id, seed=cfg.seed, open_env=open_env, collect=collect, rewards=cfg.reward_hook)
         peft_config = None
         if self.plan.lora:
             from peft import LoraConfig

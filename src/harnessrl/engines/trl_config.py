@@ -150,7 +150,7 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
         raise _refuse("policy.dtype", "float16 training is not supported by this engine; use bfloat16 or float32")
     sched = {"constant": "constant_with_warmup" if cfg.warmup_steps else "constant", "linear": "linear",
              "cosine": "cosine"}[cfg.scheduler]
-    report = [name for name, on in (("tensorboard", cfg.tensorboard), ("wandb", cfg.wandb)) if on] or ["none"]
+    report = list(cfg.report_to) or ["none"]  # tensorboard/wandb booleans are folded into report_to by the config
     args: dict[str, Any] = {
         "output_dir": cfg.run_dir, "max_steps": cfg.updates, "seed": cfg.seed,
         "learning_rate": cfg.lr, "weight_decay": cfg.weight_decay, "max_grad_norm": cfg.max_grad_norm,

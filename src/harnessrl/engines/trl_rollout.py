@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from harnessrl.rewards import RewardHook
+from harnessrl.rewards import apply as apply_rewards
 from harnessrl.episode import Episode
 from harnessrl.harness.base import Harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
@@ -143,7 +145,8 @@ class HarnessRollout:
 
     def __init__(self, *, policy_cfg: LMConfig, tokenizer: Any, tasks: list[TaskLike], harnesses: list[Harness],
                  num_generations: int, store: RecordStore | str, run_id: str, seed: int = 0,
-                 open_env: Callable[[Any, int], Any] | None = None, collect: Collect | None = None):
+                 open_env: Callable[[Any, int], Any] | None = None, collect: Collect | None = None,
+                 rewards: RewardHook | None = None):
         from harnessrl.rollout.envs import open_env as default_open_env
 
         self.policy_cfg, self.tokenizer, self.run_id, self.seed = policy_cfg, tokenizer, run_id, seed
@@ -155,6 +158,7 @@ class HarnessRollout:
         self._store: RecordStore | None = store if isinstance(store, RecordStore) else None
         self.open_env = open_env or default_open_env
         self.collect = collect or self.generate
+        self.rewards = rewards or RewardHook()  # reward_funcs on top of the verifier, on this (host) process
         eos = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else tokenizer.pad_token_id
         self.filler_id = int(eos)
         self.last_episodes: list[Episode] = []  # this process's episodes of the last call (tests, benchmarks)
@@ -165,7 +169,7 @@ class HarnessRollout:
         step = int(trainer.state.global_step)
         offset = acc.process_index * len(prompts)
         slots = assign(prompts, offset, self.num_generations, self.harness_ids)
-        episodes = self.collect(slots, trainer, step)
+        episodes = apply_rewards(self.rewards, self.collect(slots, trainer, step))
         prefix = f"{self.run_id}-u{step:05d}-"
         out: dict[str, list] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask", "harnessrl_reward",
                                                 "harnessrl_success", "harnessrl_format_errors", "harnessrl_turns",

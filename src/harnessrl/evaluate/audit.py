@@ -80,10 +80,10 @@ def _evidence(episode: Any) -> str:
     return head + obs[-EVIDENCE_CHARS:]
 
 
-def run_audit(suite: str | Any, store: RecordStore, *, harnesses: Sequence[str] = ("all",), attacks: Sequence[str] | None = None,
-              tasks: Sequence[str] | None = None, workers: int = 1, backend: str = "local", run_id: str | None = None,
-              on_progress: Callable[[int], None] | None = None, on_attack: Callable[[str, int], None] | None = None) -> AuditResult:
-    """Run the attacks; return every (task, harness, attack) cell with its verdict."""
+def audit_plan(suite: str | Any, harnesses: Sequence[str] = ("all",), attacks: Sequence[str] | None = None,
+               tasks: Sequence[str] | None = None):
+    """(attack names, the evaluation plan) of an audit, or a ConfigError naming what is wrong: a caller checks
+    this before it opens (and so creates) a record store."""
     names = list(attacks) if attacks else list(ATTACKS)
     unknown = [a for a in names if a not in ATTACKS]
     if unknown:
@@ -94,6 +94,14 @@ def run_audit(suite: str | Any, store: RecordStore, *, harnesses: Sequence[str] 
         raise ConfigError(f"audit: {err} (the audit runs on code and terminal suites graded by tests)") from None
     if any(getattr(t, "kind", "") not in ("code", "terminal") for t in plan.tasks):
         raise ConfigError(f"suite {plan.suite_name!r}: audit runs on code and terminal suites (tasks graded by tests)")
+    return names, plan
+
+
+def run_audit(suite: str | Any, store: RecordStore, *, harnesses: Sequence[str] = ("all",), attacks: Sequence[str] | None = None,
+              tasks: Sequence[str] | None = None, workers: int = 1, backend: str = "local", run_id: str | None = None,
+              on_progress: Callable[[int], None] | None = None, on_attack: Callable[[str, int], None] | None = None) -> AuditResult:
+    """Run the attacks; return every (task, harness, attack) cell with its verdict."""
+    names, plan = audit_plan(suite, harnesses, attacks, tasks)
     run_id = run_id or f"audit-{plan.suite_name}-{time.strftime('%Y%m%d-%H%M%S')}"
     t0 = time.perf_counter()
     cells: list[AuditCell] = []

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnessrl.rewards import RewardHook
+from harnessrl.rewards import apply as apply_rewards
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate import seal as sealing
@@ -137,8 +139,9 @@ def default_run_id(spec: PolicySpec) -> str:
 
 def run_eval(policy: PolicySpec | str, plan: EvalPlan, store: RecordStore, *, backend: str = "local", workers: int = 1,
              group_size: int = 1, run_id: str | None = None, ks: Sequence[int] = (1,), address: str | None = None,
-             on_progress: Callable[[int], None] | None = None) -> EvalResult:
-    """Run the plan's cells, append episodes to `store` as chunks finish, compute the matrices."""
+             on_progress: Callable[[int], None] | None = None, rewards: RewardHook | None = None) -> EvalResult:
+    """Run the plan's cells, append episodes to `store` as chunks finish, compute the matrices. `rewards` (reward
+    functions on top of the verifier) runs here, on the host, on each graded chunk before it is stored."""
     spec = PolicySpec.parse(policy) if isinstance(policy, str) else policy
     run_id = run_id or default_run_id(spec)
     if not plan.cells:
@@ -147,6 +150,8 @@ def run_eval(policy: PolicySpec | str, plan: EvalPlan, store: RecordStore, *, ba
     jobs = [Job(h.spec, t, s) for t, h in plan.cells for s in plan.seeds]
 
     def stored(chunk: list[Episode]) -> None:
+        if rewards is not None:
+            apply_rewards(rewards, chunk)
         store.append(chunk)
         if on_progress is not None:
             on_progress(len(chunk))

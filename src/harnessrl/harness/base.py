@@ -307,8 +307,13 @@ def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = (
     from pydantic import ValidationError
 
     path = Path(id_or_path)
+    specs = {**variant_specs(), **program_specs(), **builtin_specs()}
+    if str(id_or_path) not in specs and not path.exists():
+        plugin = _plugin_spec(str(id_or_path))
+        if plugin is not None:
+            return plugin.model_copy(deep=True) if not overrides else HarnessSpec.model_validate(
+                apply_overrides(plugin.model_dump(), overrides))
     if not path.suffix:
-        specs = {**variant_specs(), **program_specs(), **builtin_specs()}
         if str(id_or_path) not in specs:
             raise ConfigError(
                 f"unknown harness {str(id_or_path)!r}; built-in: {', '.join(builtin_specs())}; "
@@ -323,14 +328,47 @@ def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = (
         raise ConfigError(format_validation_error(err, HarnessSpec, str(path))) from None
 
 
+def _plugin_spec(name: str) -> HarnessSpec | None:
+    """A harness from outside harnessrl: `pkg.module:attr` or an entry point of `harnessrl.harnesses`, naming a
+    HarnessSpec, a dict of its fields, or a callable returning either. None when `name` is neither."""
+    from harnessrl import plugins
+
+    obj = plugins.resolve("harnessrl.harnesses", name, "harness")
+    if obj is None:
+        return None
+    if callable(obj) and not isinstance(obj, type):
+        obj = obj()
+    if isinstance(obj, dict):
+        obj = HarnessSpec.model_validate(obj)
+    if not isinstance(obj, HarnessSpec):
+        raise ConfigError(f"harness {name!r} names a {type(obj).__name__}, not a HarnessSpec (a Harness class goes in a "
+                          "spec's `style`)")
+    return obj
+
+
+def _style(spec: HarnessSpec) -> type[Harness]:
+    """The class of a spec's style: registered, or a plugin (`pkg.module:Class`, an entry point of
+    `harnessrl.harnesses`), imported in whichever process builds the harness (workers included)."""
+    if spec.style in HARNESS_STYLES:
+        return HARNESS_STYLES[spec.style]
+    from harnessrl import plugins
+
+    cls = plugins.resolve("harnessrl.harnesses", spec.style, "harness style")
+    if cls is None:
+        raise ConfigError(f"harness {spec.id!r}: unknown style {spec.style!r}; allowed: {', '.join(sorted(HARNESS_STYLES))}, "
+                          "or a plugin: pkg.module:Class / an entry point of harnessrl.harnesses")
+    if not (isinstance(cls, type) and issubclass(cls, Harness)):
+        raise ConfigError(f"harness {spec.id!r}: style {spec.style!r} is not a Harness subclass")
+    HARNESS_STYLES[spec.style] = cls
+    return cls
+
+
 def make_harness(spec: HarnessSpec | str | Path) -> Harness:
-    """Instantiate a harness from a spec, a built-in id or a spec file."""
+    """Instantiate a harness from a spec, a built-in id, a spec file or a plugin reference."""
     _import_styles()
     if not isinstance(spec, HarnessSpec):
         spec = load_spec(spec)
-    if spec.style not in HARNESS_STYLES:
-        raise ConfigError(f"harness {spec.id!r}: unknown style {spec.style!r}; allowed: {', '.join(sorted(HARNESS_STYLES))}")
-    return HARNESS_STYLES[spec.style](spec)
+    return _style(spec)(spec)
 
 
 def _import_styles() -> None:

@@ -1,7 +1,7 @@
 """A policy served by any OpenAI-compatible chat endpoint (evaluation only: no log-probs needed).
 
     policy = EndpointPolicy(EndpointConfig(model="qwen2.5-coder", base_url="http://127.0.0.1:8000/v1"))
-    harnessrl eval --policy endpoint:qwen2.5-coder -o base_url=http://127.0.0.1:8000/v1 --suite code-v1
+    harnessrl eval --policy endpoint:qwen2.5-coder --policy-option base_url=http://127.0.0.1:8000/v1 --suite code-v1
 
 The API key is read from the environment variable named by `api_key_env` (default
 OPENAI_API_KEY) when the policy starts; it is passed to the `openai` client and nowhere else:
@@ -57,10 +57,12 @@ def from_spec(arg: str, options: dict[str, Any]) -> EndpointPolicy:
         data["model"] = arg
     data.setdefault("base_url", os.environ.get("OPENAI_BASE_URL", ""))
     if not data.get("base_url"):
-        raise ConfigError("policy endpoint needs a base URL: -o base_url=http://HOST:PORT/v1 (or set OPENAI_BASE_URL)")
+        raise ConfigError("policy endpoint needs a base URL: --policy-option base_url=http://HOST:PORT/v1 (or set OPENAI_BASE_URL)")
     if "model" not in data:
         raise ConfigError("policy endpoint needs a model: --policy endpoint:MODEL")
-    return EndpointPolicy(EndpointConfig.model_validate(data))
+    from harnessrl.policies.registry import _validate_options
+
+    return EndpointPolicy(_validate_options(EndpointConfig, data, "endpoint"))
 
 
 class EndpointPolicy(Policy):
@@ -72,7 +74,7 @@ class EndpointPolicy(Policy):
         key = os.environ.get(cfg.api_key_env)
         if not key:
             raise EndpointAuthError(f"no API key: set the environment variable {cfg.api_key_env} "
-                                    f"(or choose another with -o api_key_env=NAME)")
+                                    f"(or choose another with --policy-option api_key_env=NAME)")
         self._secret = key
         # retries are ours (logged, scrubbed, Retry-After aware), so the client's are off
         self._client = openai.OpenAI(base_url=cfg.base_url, api_key=key, max_retries=0, timeout=cfg.timeout_s)

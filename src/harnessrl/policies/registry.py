@@ -55,12 +55,39 @@ def known_policies() -> list[str]:
     return sorted(set(POLICIES) | set(FACTORIES))
 
 
+#: policies whose options are the fields of one config model: their options are checked before workers start
+OPTION_MODELS: dict[str, str] = {
+    "lm": "harnessrl.policies.lm:LMConfig",
+    "endpoint": "harnessrl.policies.endpoint:EndpointConfig",
+}
+
+
 def check_policy(spec: PolicySpec) -> None:
-    """Fail early (before workers start) on a policy name nobody registered."""
+    """Fail early (before workers start) on a policy name nobody registered, or on an option its config
+    does not have or cannot take (a one-line ConfigError naming the key, not a worker's traceback)."""
     from harnessrl.policies.scripted import POLICIES
 
-    if spec.name not in POLICIES and spec.name not in FACTORIES:
-        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+    if spec.name not in POLICIES and spec.name not in FACTORIES and _plugin_factory(spec) is None:
+        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())} (or a plugin: "
+                          "--policy pkg.module:factory[:ARG], an entry point of harnessrl.policies)")
+    if spec.name in OPTION_MODELS:
+        module, _, attr = OPTION_MODELS[spec.name].partition(":")
+        model = getattr(importlib.import_module(module), attr)
+        # the required fields the spec supplies elsewhere (the model from `lm:PATH`, a URL from the environment)
+        # get stand-ins, so that only what the user gave is judged here
+        stand_in = {k: v for k, v in {"model": spec.arg or "m", "base_url": "http://127.0.0.1/v1"}.items() if k in model.model_fields}
+        _validate_options(model, {**stand_in, **spec.options}, spec.name)
+
+
+def _validate_options(model, data: dict[str, Any], name: str):
+    from pydantic import ValidationError
+
+    from harnessrl.config import format_validation_error
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, model, f"--policy-option of policy {name}")) from None
 
 
 def make_policy(spec: PolicySpec | str) -> Policy:
@@ -74,12 +101,28 @@ def make_policy(spec: PolicySpec | str) -> Policy:
             raise ConfigError(f"policy {spec.name!r} takes no argument or options")
         return POLICIES[spec.name]()
     factory = FACTORIES.get(spec.name)
+    arg = spec.arg
     if factory is None:
-        raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+        plugin = _plugin_factory(spec)
+        if plugin is None:
+            raise ConfigError(f"unknown policy {spec.name!r}; known: {', '.join(known_policies())}")
+        factory, arg = plugin
     if isinstance(factory, str):
         module, _, attr = factory.partition(":")
         factory = getattr(importlib.import_module(module), attr)
-    return factory(spec.arg, spec.options)
+    return factory(arg, spec.options)
+
+
+def _plugin_factory(spec: PolicySpec) -> tuple[Callable[[str, dict[str, Any]], Policy], str] | None:
+    """(factory, its ARG) of a policy from outside harnessrl: `--policy pkg.module:factory[:ARG]` (parsed as name
+    pkg.module, arg factory[:ARG]; the module path needs a dot: mypkg.policies) or an entry point of harnessrl.policies (`--policy NAME[:ARG]`); None if neither."""
+    from harnessrl import plugins
+
+    attr, _, arg = spec.arg.partition(":")
+    if "." in spec.name and plugins.is_reference(f"{spec.name}:{attr}"):  # a module path: never a built-in name
+        return plugins.load_object(f"{spec.name}:{attr}", "policy"), arg
+    factory = plugins.from_entry_point("harnessrl.policies", spec.name)
+    return (factory, spec.arg) if factory is not None else None
 
 
 def _lm_from_spec(arg: str, options: dict[str, Any]) -> Policy:
@@ -88,4 +131,4 @@ def _lm_from_spec(arg: str, options: dict[str, Any]) -> Policy:
     from harnessrl.policies.lm import LMConfig, LMPolicy
 
     # a named policy's weights stand still: keep earlier turns' keys/values (1 GB unless the options say otherwise)
-    return LMPolicy.from_config(LMConfig(model=arg, **{"prefix_cache_mb": 1024, **options}))
+    return LMPolicy.from_config(_validate_options(LMConfig, {"model": arg, "prefix_cache_mb": 1024, **options}, "lm"))

@@ -1,1 +1,1 @@
-"""Recipes: one small-scale reproduction per seed paper, each runnable from the CLI."""
+"""Recipes: one small-scale reproduction per paper of docs/papers.md, each runnable from the CLI."""

@@ -283,7 +283,7 @@ def rl_config(cfg: AgenticCodingConfig, out: Path, model: str, train: list[Any])
         run_id="gspo", suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.harnesses),
         group_size=cfg.group_size, tasks_per_update=min(cfg.tasks_per_update, len(train)), updates=cfg.n_updates(),
         grouping="within", objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=0,
-        seals_dir=str(out / "seals"), **extra)
+        seals_dir=str(out / "seals"), report_to=cfg.report_to, **extra)
 
 
 def run(cfg: AgenticCodingConfig, out: str | Path, *, progress: Callable[[str, int, int | None], None] = lambda *a: None

@@ -141,7 +141,8 @@ def agent_train_config(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, s
         harnesses=[harness], group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=updates,
         objective=cfg.objective, lr=cfg.lr, epochs=cfg.epochs, minibatches=cfg.minibatches,
         kl_coef=cfg.train_kl_coef if kl_coef is None else kl_coef, kl_estimator=cfg.kl_estimator,
-        adv_scale=cfg.adv_scale, seed=cfg.seed, seals_dir=str(out / "seals"), micro_batch_tokens=cfg.micro_batch_tokens)
+        adv_scale=cfg.adv_scale, seed=cfg.seed, seals_dir=str(out / "seals"), micro_batch_tokens=cfg.micro_batch_tokens,
+        report_to=cfg.report_to)
 
 
 def train_run(cfg: HarnessTeacherConfig, out: Path, start: tuple[str, str | None], harness: str, updates: int,
@@ -310,6 +311,7 @@ def _sealed_eval(cfg: HarnessTeacherConfig, seal: Any, sft_model: str, agent: tu
 def analyze(cfg: HarnessTeacherConfig, store: RecordStore, chosen: str) -> dict[str, Any]:
     """Ceiling/score/headroom/mismatch per harness, every decomposition against the training harness,
     and the gain prediction for the chosen harness (kappa fitted on the calibration rounds)."""
+    store.refresh()  # the RL runs committed their training episodes through their own RecordStore objects
     harnesses = [*cfg.harnesses, *([cfg.sealed_harness] if cfg.sealed_harness else [])]
     runs_ref = ["ref"] + (["sealed-ref"] if cfg.sealed_harness else [])
     runs_agent = ["agent"] + (["sealed-agent"] if cfg.sealed_harness else [])

@@ -51,7 +51,7 @@ class HarnessTeacherConfig(LMRecipeConfig):
     beta: float = Field(0.1, gt=0, description="The beta of KL-regularised control: the RL's KL weight (unless kl_coef "
                         "is set) and the soft ceiling's and mismatch's beta.")
     kl_coef: float | None = Field(None, ge=0, description="Weight of the RL's KL term to the reference; None = beta, so "
-                                  "training and analysis share one beta (0 with adv_scale=group: the study before issue 21).")
+                                  "training and analysis share one beta (0 with adv_scale=group: the earlier, unregularised study).")
     kl_estimator: Literal["k1", "k2", "k3"] = Field(
         "k2", description="KL estimator of the RL loss term. k2 (x^2/2, x = log pi - log pi_ref) is the one whose "
         "on-policy gradient is that of KL(pi || pi_ref), so RL heads for the tilt pi_ref exp(r/beta)/Z; as loss terms "

@@ -4,6 +4,7 @@ the agent carries, the sealed harness, and a short terminal summary of the same 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,25 @@ def _err(rows: list[dict], key: str) -> np.ndarray:
     return np.clip(np.stack([v - np.array([r[f"{key}_lo"] for r in rows]), np.array([r[f"{key}_hi"] for r in rows]) - v]), 0, None)
 
 
+#: the words of the headline, for a reader who has not read the paper (docs/study.md has the same list)
+GLOSSARY = (
+    ("ceiling (C)", "what a harness lets a policy near the reference reach: the reference policy's pass@k over k "
+     "samples per task (hard ceiling); the soft ceiling is its beta log-mean-exp return."),
+    ("score (S)", "the agent's solve rate in a harness."),
+    ("headroom (G = C - S)", "how far the agent's score is below the harness's ceiling."),
+    ("mismatch", "the KL divergence from the agent to the harness's KL-optimal policy: how badly the agent fits "
+     "the harness; beta x mismatch is the return it loses to that misfit."),
+    ("dS = dC - dG", "a score difference between two harnesses is the ceiling change minus the headroom change: "
+     "less reachable (dC < 0), or reachable but fitted worse (dG > 0)."),
+    ("kappa", "the fitted rate in dS = kappa (C - S): the share of the headroom one round of further training recovers."),
+)
+
+
+def _seconds(value: Any) -> str:
+    """Stage times as 12.3, not 1e+01 (the table's significant-digit format rounds whole numbers away)."""
+    return "–" if value is None else f"{float(value):.1f}"
+
+
 def short(h: str) -> str:
     return h.split("-", 1)[1] if h.startswith("lookup-") else h
 
@@ -31,7 +51,7 @@ def headline(res: dict) -> dict[str, Any]:
     cfg, a = res["cfg"], res["analysis"]
     table = {r["harness"]: r for r in a["harness_table"]}
     train = table[cfg.train_harness]
-    others = [r for h, r in table.items() if h != cfg.train_harness]
+    others = [r for h, r in table.items() if h not in (cfg.train_harness, cfg.sealed_harness)]  # sealed: its own line
     worst = min(others, key=lambda r: r["score"]) if others else None
     decomp = {(d["to"], d["term"].split()[-1]): d for d in a["decomposition"]}
     gain = a["gain"]["rows"][0] if a["gain"]["rows"] else None
@@ -50,6 +70,15 @@ def headline(res: dict) -> dict[str, Any]:
         s = res["sealed"]["result"]
         out.update(sealed_harness=res["sealed"]["harness"], sealed_reference=s.get("sealed-ref"), sealed_agent=s.get("sealed-agent"))
     return out
+
+
+def write_headline(res: dict, command: str) -> Path:
+    """headline.json next to report.html: the headline numbers with the seed and command (what
+    scripts/study_results.py averages over seeds); wall_s is this call's (a resumed study: only the rest)."""
+    from harnessrl.fileio import atomic_write_text
+
+    data = {**headline(res), "seed": res["cfg"].seed, "wall_s": res["wall_s"], "command": command}
+    return atomic_write_text(Path(res["out"]) / "headline.json", json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def summary_lines(res: dict) -> list[str]:
@@ -216,6 +245,9 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
     rep.section("Headline")
     for line in summary_lines(res):
         rep.text(line)
+    rep.section("Glossary")
+    for term, meaning in GLOSSARY:
+        rep.text(f"{term}: {meaning}")
     rep.section("1. Ceiling and score per harness",
                 f"The reference (SFT) policy is sampled {cfg.ref_samples} times per task and harness: its pass@"
                 f"{cfg.ref_samples} is the hard ceiling (what the harness lets a policy near the reference reach), "
@@ -273,9 +305,12 @@ def build_report(res: dict, command: str, title: str | None = None) -> Path:
     if stages:
         import json
 
-        rep.table([{"stage": p.stem, "seconds": json.loads(p.read_text()).get("seconds")} for p in stages],
-                  caption="Wall time of the sampling stages", digits=1)
-    rep.config(cfg)
+        rep.table([{"stage": p.stem, "seconds": _seconds(json.loads(p.read_text()).get("seconds"))} for p in stages],
+                  caption="Wall time of the sampling stages")
+    # kl_coef None means "= beta": the report shows the weight the RL ran with, not the unset field
+    rep.config({**cfg.model_dump(mode="json"), "kl_coef": cfg.train_kl_coef})
+    rep.text(f"`kl_coef` is shown as trained: {cfg.train_kl_coef:g}"
+             + (" (unset in the settings, so equal to beta)." if cfg.kl_coef is None else "."))
     rep.reproduce(command, seeds=cfg.seed, store=out / "store")
     rep.text(f"Re-analyse the records with `harnessrl analyze {out / 'store'} --reference lm:sft --policy lm:agent "
              "--where \"NOT starts_with(run_id, 'train-')\"` (training rollouts excluded).")

@@ -27,6 +27,7 @@ from harnessrl.episode import Episode
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
 from harnessrl.rl.trl_options import from_trl_names
+from harnessrl.train.metrics import normalize_report_to
 from harnessrl.train.sequences import build_batch, micro_batches
 
 
@@ -72,11 +73,14 @@ class LMRecipeConfig(Config):
     engine: Literal["native", "trl"] = Field(
         "native", description="RL trainer: native (harnessrl's own, one process) or trl (TRL's GRPOTrainer: "
         "accelerate, DeepSpeed/FSDP, vLLM; recipes/engine.py). --scale paper uses trl.")
+    report_to: list[Literal["tensorboard", "wandb", "trackio", "mlflow"]] = Field(
+        default_factory=list, description="Trackers every RL run of the recipe also logs to (TRL's names; each run's "
+        "metrics.csv is always written); see AgentTrainConfig.report_to.")
 
     @model_validator(mode="before")
     @classmethod
     def _defaults_for_the_model(cls, data: Any) -> Any:
-        data = from_trl_names(data, cls.model_fields)  # TRL's beta, importance_sampling_level
+        data = normalize_report_to(from_trl_names(data, cls.model_fields))  # TRL's beta, importance_sampling_level, report_to
         if isinstance(data, dict) and data.get("model") and not _is_tiny(str(data["model"])):
             preset = {**REAL_MODEL_DEFAULTS, **MODEL_PRESETS.get(str(data["model"]), {})}
             data = {**{k: v for k, v in preset.items() if k in cls.model_fields}, **data}

@@ -150,7 +150,7 @@ def rl_config(cfg: MultiHarnessConfig, out: Path, sft_model: str, rule: str, see
         suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.train_harnesses),
         group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=cfg.updates, grouping=rule,
         objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed, seals_dir=str(out / "seals"),
-        manifest=str(out / MANIFEST))
+        manifest=str(out / MANIFEST), report_to=cfg.report_to)
 
 
 def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue: Any = None) -> dict[str, Any]:

@@ -341,6 +341,21 @@ class RecordStore:
         finally:
             con.close()
 
+    def export_sft(self, out: str | os.PathLike, where: str | None = None) -> tuple[int, int]:
+        """One {"messages": [...]} line per episode (TRL SFT's conversational format) from the stored
+        conversations; (written, skipped: episodes without one). Atomic like export_jsonl; nothing is re-rendered."""
+        n = skipped = 0
+        source = self.episodes(where) if where else self.iter_episodes()
+        with _replace_on_success(Path(out)) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            for ep in source:
+                msgs = sft_messages(ep)
+                if not msgs:
+                    skipped += 1
+                    continue
+                f.write(json.dumps({"messages": msgs}, ensure_ascii=False) + "\n")
+                n += 1
+        return n, skipped
+
     def export_jsonl(self, out: str | os.PathLike, where: str | None = None) -> int:
         """One JSON object per episode; token arrays as lists; metadata as an object. Atomic like export_parquet."""
         n = 0
@@ -350,6 +365,15 @@ class RecordStore:
                 f.write(json.dumps(episode_to_json(ep), ensure_ascii=False) + "\n")
                 n += 1
         return n
+
+
+def sft_messages(ep: Episode) -> list[dict[str, str]]:
+    """The stored conversation, ending with the policy's last reply (a trailing observation teaches nothing);
+    [] for an episode that stores none (record schema 1) or where the policy never replied."""
+    msgs = [{"role": m["role"], "content": m["content"]} for m in ep.messages]
+    while msgs and msgs[-1]["role"] != "assistant":
+        msgs.pop()
+    return msgs
 
 
 def episode_to_json(ep: Episode) -> dict[str, Any]:

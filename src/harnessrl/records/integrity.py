@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from harnessrl.episode import SCHEMA
+from harnessrl.episode import is_episode_schema
 from harnessrl.records.manifest import (
     MANIFEST, SHARD_NAME, CorruptShardError, Manifest, RecordStoreError, ShardInfo, _shard, locked, read_manifest,
     repair_hint, shard_files, write_manifest, writers_paused,
@@ -76,7 +76,7 @@ def check_shard(root: Path, info: ShardInfo, *, full: bool) -> None:
     if rows != info.rows:
         raise CorruptShardError(f"{path}: holds {rows} episodes, the manifest says {info.rows} (the manifest line "
                                 f"was edited). {_fix(root)}")
-    if not schema.equals(SCHEMA, check_metadata=False):
+    if not is_episode_schema(schema):
         raise CorruptShardError(f"{path}: not an episode shard (its columns differ from harnessrl's schema). {_fix(root)}")
 
 
@@ -180,7 +180,7 @@ def recover(root: Path) -> dict[str, Any]:
             file = root / name
             try:
                 parquet = pq.ParquetFile(file)
-                if not parquet.schema_arrow.equals(SCHEMA, check_metadata=False):
+                if not is_episode_schema(parquet.schema_arrow):
                     raise ValueError("columns differ from harnessrl's schema")
                 rows = parquet.metadata.num_rows
                 st = file.stat()

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harnessrl.episode import SCHEMA_VERSION
+from harnessrl.episode import READABLE_VERSIONS, SCHEMA_VERSION
 from harnessrl.fileio import fsync_dir  # noqa: F401  (re-exported by harnessrl.records)
 
 MANIFEST = "manifest.jsonl"
@@ -143,8 +143,8 @@ def read_manifest(root: Path, *, holding_lock: bool = False) -> Manifest:
             if not isinstance(entry, dict) or entry.get("kind") != "header":
                 raise _bad(path, 1, "the first line must be the header {\"kind\": \"header\", ...}")
             version = entry.get("schema_version")
-            if version != SCHEMA_VERSION:
-                raise RecordStoreError(f"{path}: schema version {version}, this harnessrl reads {SCHEMA_VERSION}. "
+            if version not in READABLE_VERSIONS:
+                raise RecordStoreError(f"{path}: schema version {version}, this harnessrl reads {READABLE_VERSIONS}. "
                                        "Use the harnessrl version that wrote it, or export and re-import.")
             header = entry
             continue

@@ -49,12 +49,31 @@ def _fmt(v: Any, digits: int) -> str:
     if isinstance(v, float):
         if v != v:  # NaN
             return "–"
+        if abs(v) >= 10 ** digits:  # more whole digits than significant ones: `g` would print 1e+01 for 12.3
+            return f"{v:.0f}"
         return f"{v:.{digits}g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
     return str(v)
 
 
+def source_commit() -> str:
+    """The git commit harnessrl runs from (`+ uncommitted changes` when its checkout differs from it), or why there
+    is none (an installed package, no git): what a reader checks out to run the same code."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if sha.returncode != 0:
+            return "not a git checkout (an installed package: see the harnessrl version)"
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown (git not available)"
+    return sha.stdout.strip() + (" + uncommitted changes" if dirty else "")
+
+
 def package_versions() -> dict[str, str]:
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    out = {"python": sys.version.split()[0], "platform": platform.platform(), "harnessrl git commit": source_commit()}
     for dist in VERSIONED:
         try:
             out[dist] = md.version(dist)
@@ -70,7 +89,7 @@ class Report:
         self.figures: dict[str, bytes] = {}
         self.created = time.strftime("%Y-%m-%d %H:%M:%S %Z")
         if claim:
-            self.parts.append(f'<p class="claim"><b>Claim (seed paper):</b> {html.escape(claim)}</p>')
+            self.parts.append(f'<p class="claim"><b>Claim (the paper reproduced; docs/papers.md):</b> {html.escape(claim)}</p>')
         if scale_note:
             self.parts.append(f'<p class="note"><b>Scale:</b> {html.escape(scale_note)}</p>')
 
@@ -138,6 +157,9 @@ class Report:
 
     def reproduce(self, *commands: str, seeds: Any = None, store: str | Path | None = None) -> "Report":
         self.section("How to reproduce")
+        versions = package_versions()
+        self.text(f"Code: harnessrl {versions.get('harnessrl', '?')}, git commit `{versions['harnessrl git commit']}`; "
+                  "library versions: the Environment table at the end.")
         if seeds is not None:
             self.text(f"Seeds: `{seeds}`")
         if store is not None:

@@ -118,6 +118,7 @@ def _finish(run: _Running, policy: Policy, run_id: str) -> Episode:
         format_errors=session.format_errors if session is not None else 0,
         wall_time=time.perf_counter() - run.started,
         metadata=meta,
+        messages=[dict(m) for m in session.messages] if session is not None else [],
     )
 
 

@@ -57,7 +57,13 @@ def load_suite(name: str | Path) -> Any:
             return load_any(path)
         except base.SuiteError as err:
             raise ConfigError(str(err)) from None
-    raise ConfigError(f"unknown suite {text!r}; known: {', '.join(known_suites())} (or give a suite folder)")
+    from harnessrl import plugins
+
+    loader = plugins.resolve("harnessrl.suites", text, "suite")  # pkg.module:load_suite, or an installed plugin's name
+    if loader is not None:
+        return loader() if callable(loader) else loader
+    raise ConfigError(f"unknown suite {text!r}; known: {', '.join(known_suites())} (or give a suite folder, or a plugin: "
+                      "pkg.module:loader / an entry point of harnessrl.suites)")
 
 
 def task_id(task: TaskLike) -> str:

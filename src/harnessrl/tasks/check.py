@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from harnessrl.tasks.base import Suite
+from harnessrl.config import read_file
+from harnessrl.tasks.base import Suite, SuiteError, load_task
 
 
 @dataclass(frozen=True)
@@ -40,3 +42,46 @@ def check_rows(suite: Suite) -> list[CheckRow]:
     for r in suite.rejected:
         rows.append(CheckRow(r.path.name, _source(r.path), "rejected", r.reason, r.fix))
     return sorted(rows, key=lambda row: row.name)
+
+
+def _native_suite_meta(folder: Path) -> dict | None:
+    """suite.toml of a harnessrl-format suite folder (None: no such file, or a foreign format)."""
+    meta = folder / "suite.toml"
+    if not meta.is_file():
+        return None
+    data = read_file(meta)
+    return data if data.get("suite", {}).get("format", "harnessrl") == "harnessrl" else None
+
+
+def _is_native_task(folder: Path) -> bool:
+    """A harnessrl task folder (task.toml + tests/requirement or workspace/), not a Harbor one (tests/test.sh)."""
+    if not (folder / "task.toml").is_file() or (folder / "tests" / "test.sh").exists() or (folder / "environment").exists():
+        return False
+    return _native_suite_meta(folder.parent) is not None or (folder / "tests" / "requirement").is_dir() \
+        or (folder / "workspace").is_dir()
+
+
+def _native_row(folder: Path, suite: str, defaults: dict) -> CheckRow:
+    try:
+        load_task(folder, suite, defaults)
+    except SuiteError as err:
+        reason, _, fix = str(err).partition("; ")
+        return CheckRow(folder.name, "harnessrl", "rejected", reason, fix)
+    return CheckRow(folder.name, "harnessrl", "loaded", "", "")
+
+
+def check_native(folder: Path) -> tuple[str, list[CheckRow]] | None:
+    """Rows for a harnessrl suite folder (every task checked, not only up to the first bad one) or for one
+    harnessrl task folder (checked with its suite's defaults when it sits in one); None for other folders
+    (Terminal-Bench / Harbor tasks: `load_suite` and `check_rows`)."""
+    folder = Path(folder)
+    if _is_native_task(folder):
+        parent = _native_suite_meta(folder.parent) or {}
+        suite = parent.get("suite", {}).get("name", folder.parent.name)
+        return suite, [_native_row(folder, suite, parent.get("defaults", {}))]
+    meta = _native_suite_meta(folder)
+    if meta is None:
+        return None
+    suite = meta.get("suite", {}).get("name", folder.name)
+    names = meta.get("suite", {}).get("tasks") or sorted(p.name for p in folder.iterdir() if p.is_dir() and (p / "task.toml").exists())
+    return suite, [_native_row(folder / n, suite, meta.get("defaults", {})) for n in names]

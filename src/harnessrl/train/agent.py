@@ -40,6 +40,8 @@ from pydantic import Field, field_validator, model_validator
 
 from harnessrl.config import Config, ConfigError
 from harnessrl.episode import Episode
+from harnessrl.rewards import RewardHook
+from harnessrl.rewards import apply as apply_rewards
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
@@ -53,7 +55,7 @@ from harnessrl.tasks.contract import TaskLike
 from harnessrl.train import lm_update
 from harnessrl.train.manifest import freeze_training_set
 from harnessrl.train.checkpoint import check_same_config, load_checkpoint, load_trainable_state, rng_state, save_checkpoint, set_rng_state, trainable_state
-from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns
+from harnessrl.train.metrics import MetricsTable, episode_columns, harness_columns, normalize_report_to
 from harnessrl.train.sequences import build_batch
 from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
 
@@ -109,14 +111,28 @@ class AgentTrainConfig(Config):
     manifest: str | None = Field(None, description="A frozen training manifest (train/manifest.py) the runs of one "
                                  "comparison share: this run's task-harness records must match it (the first run writes it).")
     seed: int = 0
-    tensorboard: bool = False
-    wandb: bool = False
+    report_to: list[Literal["tensorboard", "wandb", "trackio", "mlflow"]] = Field(
+        default_factory=list, description="Trackers the per-update metrics also go to, by TRL's names (metrics.csv is "
+        "always written): tensorboard (run_dir/tensorboard), wandb (offline unless WANDB_MODE), trackio (local, "
+        "run_dir/trackio), mlflow (run_dir/mlruns unless MLFLOW_TRACKING_URI); 'all' or 'none' as in TRL.")
+    reward_funcs: list[str] = Field(default_factory=list, description="Reward functions (TRL's reward_funcs shape, "
+                                    "pkg.module:function or a harnessrl.rewards plugin) added to the verifier's reward "
+                                    "on the host after grading; see harnessrl.rewards.")
+    reward_weights: list[float] | None = Field(None, description="One weight per reward function (TRL's name); None: 1.0 each.")
+    verifier_weight: float = Field(1.0, description="Weight of the verifier's reward in the sum.")
+    tensorboard: bool = Field(False, description="Old spelling of report_to=[tensorboard].")
+    wandb: bool = Field(False, description="Old spelling of report_to=[wandb].")
 
     @model_validator(mode="before")
     @classmethod
     def _trl_names(cls, data: Any) -> Any:
-        # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level)
-        return from_trl_names(data, cls.model_fields)
+        # TRL's GRPOConfig names (epsilon, epsilon_high, delta, beta, loss_type, importance_sampling_level, report_to)
+        return normalize_report_to(from_trl_names(data, cls.model_fields))
+
+    @property
+    def reward_hook(self) -> RewardHook:
+        return RewardHook(tuple(self.reward_funcs), tuple(self.reward_weights) if self.reward_weights is not None else None,
+                          self.verifier_weight)
 
     @field_validator("objective")
     @classmethod
@@ -128,6 +144,9 @@ class AgentTrainConfig(Config):
 
     @model_validator(mode="after")
     def _check(self) -> "AgentTrainConfig":
+        if self.reward_weights is not None and len(self.reward_weights) != len(self.reward_funcs):
+            raise ValueError(f"reward_weights: {len(self.reward_weights)} weights for {len(self.reward_funcs)} reward_funcs; "
+                             "give one weight per function")
         per_group = {"within": 1, "cross": len(self.harnesses)}.get(self.grouping, len(self.harnesses) * self.tasks_per_update)
         obj = OBJECTIVES.get(self.objective)
         if self.source == "online" and not obj.critic and self.group_size * per_group < 2:
@@ -182,7 +201,7 @@ class AgentTrainer:
         total = cfg.updates * cfg.epochs * cfg.minibatches
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: _lr_factor(cfg, s, total))
         self.update_index = 0
-        self.metrics = MetricsTable(self.run_dir, tensorboard=cfg.tensorboard, wandb=cfg.wandb, run_name=self.run_id)
+        self.metrics = MetricsTable(self.run_dir, report_to=cfg.report_to, run_name=self.run_id, config=cfg.model_dump(mode="json"))
 
     def _harness(self, spec: str) -> Harness:
         h = make_harness(spec)
@@ -269,6 +288,7 @@ class AgentTrainer:
         self.policy.reseed(_mix(cfg.seed, u, 1))
         prefix = f"{self.run_id}-u{u:05d}-"
         episodes = run_group(self.policy, items, run_id=self.run_id, key_prefix=prefix, open_env=self.open_env)
+        apply_rewards(self.cfg.reward_hook, episodes)  # reward_funcs on the graded episodes, before anything learns from them
         for i, ep in enumerate(episodes):
             ep.episode_id = f"{prefix}{i:05d}"
             ep.metadata.update({"update": u, "temperature": self.policy.cfg.temperature})

@@ -20,7 +20,7 @@ from harnessrl.fileio import atomic_write
 
 CHECKPOINT = "checkpoint.pt"
 #: settings a resumed run may change: how far it trains and where it logs
-RESUMABLE = ("updates", "tensorboard", "wandb")
+RESUMABLE = ("updates", "report_to", "tensorboard", "wandb")  # where metrics go, not what is trained
 
 
 def check_same_config(cfg: Config, saved: dict[str, Any], run_dir: str | Path) -> None:

@@ -1,5 +1,5 @@
 """Per-update training metrics: a table in the run folder (CSV + Parquet), a live rich view,
-and optional TensorBoard / Weights & Biases sinks (off by default; W&B only in offline mode).
+and the trackers of `report_to` (TRL's names: tensorboard, wandb, trackio, mlflow; none by default, all offline).
 
 The table is rewritten whole from the rows held in memory (and in the checkpoint), so after
 a resume it holds exactly one row per completed update.
@@ -44,25 +44,70 @@ def harness_columns(episodes: list[Any], harness_ids: list[str]) -> dict[str, fl
 TIMING_COLUMNS = ("time_rollout_s", "time_update_s", "gen_tok_s", "train_tok_s", "wall_s")
 
 
+#: TRL's `report_to` names harnessrl logs to (beside metrics.csv/.parquet, which are always written)
+TRACKERS = ("tensorboard", "wandb", "trackio", "mlflow")
+
+
+def normalize_report_to(data: Any) -> Any:
+    """A config's `report_to` as TRL takes it: a list of tracker names, "all", "none" or one name; the old
+    `tensorboard: true` / `wandb: true` booleans add their tracker (they still work, as aliases)."""
+    if not isinstance(data, dict):
+        return data
+    value = data.get("report_to", [])
+    names = [value] if isinstance(value, str) else list(value or [])
+    if names == ["all"]:
+        names = list(TRACKERS)
+    names = [n for n in names if n != "none"]
+    for flag in ("tensorboard", "wandb"):
+        if data.get(flag) is True and flag not in names:
+            names.append(flag)
+    return {**data, "report_to": names}
+
+
+def _need(module: str, tracker: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"report_to {tracker} needs the {tracker} package: pip install 'harnessrl[tracking]' "
+                          f"(or pip install {tracker})") from None
+
+
 class MetricsTable:
+    """metrics.csv / metrics.parquet in the run folder, and each tracker of `report_to`, all offline by default:
+    tensorboard -> run_dir/tensorboard; wandb -> offline mode unless WANDB_MODE says otherwise; trackio -> its
+    local store in run_dir/trackio unless TRACKIO_DIR is set; mlflow -> run_dir/mlruns unless MLFLOW_TRACKING_URI is set."""
+
     def __init__(self, run_dir: str | Path, rows: list[dict[str, Any]] | None = None,
-                 tensorboard: bool = False, wandb: bool = False, run_name: str = ""):
+                 report_to: list[str] | tuple[str, ...] = (), run_name: str = "", config: dict[str, Any] | None = None):
         self.dir = Path(run_dir)
         self.rows: list[dict[str, Any]] = list(rows or [])
-        self.tb = self.wb = None
-        if tensorboard:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-            except ImportError:
-                raise ConfigError("tensorboard=true needs the tensorboard package: pip install 'harnessrl[tracking]'") from None
+        self.tb = self.wb = self.trackio = self.mlflow = None
+        name = run_name or self.dir.name
+        unknown = [t for t in report_to if t not in TRACKERS]
+        if unknown:
+            raise ConfigError(f"report_to {unknown}: unknown tracker; choose from {', '.join(TRACKERS)}")
+        if "tensorboard" in report_to:
+            _need("tensorboard", "tensorboard")
+            from torch.utils.tensorboard import SummaryWriter
+
             self.tb = SummaryWriter(str(self.dir / "tensorboard"))
-        if wandb:
-            try:
-                import wandb as wb
-            except ImportError:
-                raise ConfigError("wandb=true needs the wandb package: pip install 'harnessrl[tracking]'") from None
+        if "wandb" in report_to:
+            wb = _need("wandb", "wandb")
             os.environ.setdefault("WANDB_MODE", "offline")  # never contact a server unless the user asks
-            self.wb = wb.init(project="harnessrl", name=run_name or self.dir.name, dir=str(self.dir), mode=os.environ["WANDB_MODE"])
+            self.wb = wb.init(project="harnessrl", name=name, dir=str(self.dir), mode=os.environ["WANDB_MODE"], config=config)
+        if "trackio" in report_to:
+            os.environ.setdefault("TRACKIO_DIR", str(self.dir / "trackio"))  # read when trackio is imported
+            self.trackio = _need("trackio", "trackio")
+            self.trackio.init(project="harnessrl", name=name, config=config)
+        if "mlflow" in report_to:
+            self.mlflow = _need("mlflow", "mlflow")
+            if not os.environ.get("MLFLOW_TRACKING_URI"):
+                self.mlflow.set_tracking_uri((self.dir / "mlruns").absolute().as_uri())
+            self.mlflow.start_run(run_name=name)
+            if config:
+                self.mlflow.log_params({k: str(v)[:250] for k, v in config.items()})
 
     def log(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
@@ -76,6 +121,10 @@ class MetricsTable:
             self.tb.flush()
         if self.wb is not None:
             self.wb.log(scalars, step=step)
+        if self.trackio is not None:
+            self.trackio.log(scalars, step=step)
+        if self.mlflow is not None:
+            self.mlflow.log_metrics(scalars, step=step)
 
     def table(self) -> pa.Table:
         cols: dict[str, None] = {}
@@ -96,6 +145,10 @@ class MetricsTable:
             self.tb.close()
         if self.wb is not None:
             self.wb.finish()
+        if self.trackio is not None:
+            self.trackio.finish()
+        if self.mlflow is not None:
+            self.mlflow.end_run()
 
 
 def live_line(row: dict[str, Any]) -> str:

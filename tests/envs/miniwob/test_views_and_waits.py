@@ -170,7 +170,7 @@ def test_eval_cli_runs_a_task_without_an_oracle_with_an_lm(tmp_path):
     try:
         result = CliRunner().invoke(app, [
             "eval", "--suite", "miniwob", "--tasks", "navigate-tree,drag-box", "--harness", "miniwob-html",
-            "--policy", f"lm:{model}", "-o", "max_new_tokens=8", "--workers", "1", "--store", str(store)],
+            "--policy", f"lm:{model}", "--policy-option", "max_new_tokens=8", "--workers", "1", "--store", str(store)],
             env={"COLUMNS": "200"})
         refused = CliRunner().invoke(app, [
             "eval", "--suite", "miniwob", "--tasks", "drag-box", "--harness", "miniwob-html", "--policy", "oracle",

@@ -1,0 +1,151 @@
+"""A harness style, harness spec, policy and suite from outside harnessrl, by `pkg.module:attr` and by entry
+point, through `harnessrl eval` with 2 worker processes (the workers import the plugin on their side)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harnessrl.config import ConfigError
+
+PLUGIN = {
+    "myplug/__init__.py": "",
+    "myplug/harness.py": """
+        from harnessrl.harness.base import HarnessSpec, load_spec
+        from harnessrl.harness.lookup import LookupHarness
+
+        class LoudLookup(LookupHarness):
+            '''The lookup style under its own name, defined outside harnessrl (its spec shouts the prompt).'''
+            style = "myplug.harness:LoudLookup"
+
+        def _spec():
+            data = load_spec("lookup-plain").model_dump()
+            data.update(id="loud-plain", style="myplug.harness:LoudLookup",
+                        system_prompt=data["system_prompt"].upper())
+            return HarnessSpec.model_validate(data)
+
+        LOUD = _spec()
+    """,
+    "myplug/policy.py": """
+        from harnessrl.policies.scripted import Oracle
+
+        def make(arg, options):
+            policy = Oracle()
+            policy.policy_id = f"myplug-oracle:{arg}"
+            return policy
+    """,
+    "myplug/suite.py": """
+        from harnessrl.rollout.suites import load_suite
+
+        def first_three():
+            suite = load_suite("lookup")
+            return [t for t in suite][:3]
+    """,
+    # an installed distribution's metadata: entry points by name
+    "myplug-0.1.dist-info/METADATA": "Metadata-Version: 2.1\\nName: myplug\\nVersion: 0.1\\n",
+    "myplug-0.1.dist-info/entry_points.txt": """
+        [harnessrl.harnesses]
+        loud = myplug.harness:LOUD
+        [harnessrl.policies]
+        my-oracle = myplug.policy:make
+        [harnessrl.suites]
+        lookup3 = myplug.suite:first_three
+    """,
+}
+
+
+@pytest.fixture
+def plugin_dir(tmp_path):
+    for rel, text in PLUGIN.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip().replace("\\n", "\n"))
+    return tmp_path
+
+
+def harnessrl(cwd: Path, *args: str, pythonpath: str = "") -> subprocess.CompletedProcess:
+    """The installed console script (its sys.path does not hold the working folder, unlike `python -m`)."""
+    script = Path(sys.executable).with_name("harnessrl")
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, pythonpath) if p), "COLUMNS": "200"}
+    return subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _policy_ids(store: Path) -> set[str]:
+    from harnessrl.records import RecordStore
+
+    return {e.policy_id for e in RecordStore(store, create=False).episodes()}
+
+
+def _summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.mark.slow
+def test_references_run_through_eval_with_two_workers(plugin_dir):
+    r = harnessrl(plugin_dir, "eval", "--policy", "myplug.policy:make:v1", "--suite", "myplug.suite:first_three",
+                  "--harness", "myplug.harness:LOUD,lookup-plain", "--workers", "2", "--store", "st", "--out", "out")
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = _summary(plugin_dir / "out")
+    assert _policy_ids(plugin_dir / "st") == {"myplug-oracle:v1"}  # built by the plugin factory in the workers
+    assert {row["harness_id"]: row["pass@1"] for row in data["summary"]} == {"loud-plain": 1.0, "lookup-plain": 1.0}
+    assert len(data["cells"]) == 6
+
+
+@pytest.mark.slow
+def test_entry_points_run_through_eval_with_two_workers(plugin_dir):
+    # the dist-info folder is found on the path, as an installed package's is; the workers look it up again
+    r = harnessrl(plugin_dir, "eval", "--policy", "my-oracle:ep", "--suite", "lookup3", "--harness", "loud",
+                  "--workers", "2", "--store", "st", "--out", "out", pythonpath=str(plugin_dir))
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = _summary(plugin_dir / "out")
+    assert _policy_ids(plugin_dir / "st") == {"myplug-oracle:ep"} and [row["harness_id"] for row in data["summary"]] == ["loud-plain"]
+    assert {row["pass@1"] for row in data["summary"]} == {1.0} and len(data["cells"]) == 3
+
+
+def test_a_bad_reference_is_one_line(plugin_dir):
+    r = harnessrl(plugin_dir, "eval", "--policy", "oracle", "--suite", "lookup", "--tasks", "0",
+                  "--harness", "myplug.harness:NOPE", "--store", "st")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "has no attribute 'NOPE'" in r.stderr
+
+
+def test_load_object_names_what_failed():
+    from harnessrl.plugins import load_object
+
+    with pytest.raises(ConfigError, match="cannot import"):
+        load_object("no_such_pkg_xyz.mod:thing", "harness")
+
+
+@pytest.mark.slow
+def test_a_plugin_harness_and_reward_train_through_the_trl_engine(plugin_dir, monkeypatch):
+    from typer.testing import CliRunner
+
+    from harnessrl.cli import app
+    from harnessrl.records import RecordStore
+    from tests import tiny_lm
+
+    (plugin_dir / "myplug" / "rewards.py").write_text(
+        "def replied(prompts, completions, **kwargs):\n"
+        "    return [float(any(m['role'] == 'assistant' for m in c)) for c in completions]\n")
+    monkeypatch.chdir(plugin_dir)
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    model = tiny_lm.build(plugin_dir / "m")
+    r = CliRunner().invoke(app, [
+        "train", "agent", "--engine", "trl", "--model", str(model), "--out", "run",
+        "--set", 'harnesses=["myplug.harness:LOUD", "lookup-plain"]', "--set", "tasks=[lookup/000]",
+        "--set", "group_size=2", "--set", "tasks_per_update=1", "--set", "updates=1", "--set", "policy.max_new_tokens=6",
+        "--set", 'reward_funcs=["myplug.rewards:replied"]', "--set", "trl.gradient_checkpointing=false"],
+        catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    eps = RecordStore(plugin_dir / "run" / "store").episodes()
+    assert {ep.context.harness_id for ep in eps} == {"loud-plain", "lookup-plain"}
+    assert all(ep.metadata["rewards"]["myplug.rewards:replied"] == 1.0 for ep in eps)
+    loud = next(ep for ep in eps if ep.context.harness_id == "loud-plain")
+    assert loud.messages[0]["content"].isupper()  # the plugin's system prompt reached the policy
