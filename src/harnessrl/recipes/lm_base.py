@@ -57,7 +57,8 @@ class LMRecipeConfig(Config):
     sft_epochs: int = Field(4, ge=1)
     sft_lr: float = 3e-3
     sft_batch: int = 32
-    objective: str = "grpo"
+    objective: str = Field("grpo", description="grpo | gspo | gspo_token | rloo | ppo, or a registered objective "
+                           "(rl/objectives.py).")
     group_size: int = Field(8, ge=2, description="Samples per (task, harness) in an RL batch.")
     tasks_per_update: int = Field(4, ge=1)
     lr: float = 5e-4
