@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 export MINIWOB_CHROME_BINARY ?= /usr/bin/chromium
 export MINIWOB_CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: setup metaworld demo test bench clean
+.PHONY: setup metaworld agents demo test bench clean
 
 # Meta-World pins mujoco 3.3.0 while the main environment has mujoco 4: its own venv, with the
 # main constraints except mujoco's and the pins in constraints-metaworld.txt
@@ -40,11 +40,18 @@ $(MW_STAMP): pyproject.toml constraints.txt constraints-metaworld.txt scripts/se
 
 metaworld: $(MW_STAMP)
 
+# The real agent programs the tests start (pinned, from PyPI / npm, once: about 1 min each for
+# mini-swe-agent and aider-chat, seconds for qwen-code, several minutes for OpenHands; after that
+# each line only re-hashes the installed files). Root only: they run in per-episode namespaces.
+AGENTS := mini-swe-agent aider-cli qwen-code-cli openhands-cli
+agents: setup
+	if [ "$$(id -u)" = 0 ]; then for a in $(AGENTS); do nice -n 10 $(BIN)/harnessrl agents install $$a || exit 1; done; fi
+
 # the main job; --resume makes a second `make demo` reuse the finished study (and continue a broken one)
 demo: setup
 	$(BIN)/harnessrl study --out runs/study --resume
 
-test: setup metaworld
+test: setup metaworld agents
 	$(BIN)/python -m pytest -n 2 -q
 	MUJOCO_GL=egl $(MW_VENV)/bin/python -m pytest -n 2 -q tests_metaworld
 

@@ -1,7 +1,7 @@
 """A throwaway OpenAI-compatible responder for start-up tests of the real agent programs.
 
-Not the gateway: it answers every `POST /v1/chat/completions` with the next canned reply (or a
-fixed error status), streamed as SSE when the request asks for it, and records each request
+Not the gateway: it answers every `POST /v1/chat/completions` with the next canned reply (text,
+or a tool call given as {"name", "arguments"}; or a fixed error status), streamed as SSE when the request asks for it, and records each request
 (path, headers, JSON body) so a test can check what the program sent. It serves a listener the
 caller created (e.g. inside an episode's network namespace).
 """
@@ -16,13 +16,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Responder:
-    def __init__(self, listener: socket.socket, replies: list[str], *, status: int = 200,
-                 error_headers: dict[str, str] | None = None):
+    def __init__(self, listener: socket.socket, replies: list[str | dict], *, status: int = 200,
+                 error_headers: dict[str, str] | None = None, delay_s: float = 0.0):
         self.replies = list(replies)
+        self.delay_s = delay_s  # before each answer: a model that is slow, or never answers
         self.status = status
         self.error_headers = error_headers or {}
         self.requests: list[dict] = []
         self._lock = threading.Lock()
+        self._stop = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,17 +42,24 @@ class Responder:
                     owner.requests.append({"method": "POST", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                            "body": body, "time": time.monotonic()})
                     n = sum(1 for r in owner.requests if r["method"] == "POST")
+                owner._stop.wait(owner.delay_s)
                 if owner.status != 200:
                     return self._json(owner.status, {"error": {"message": "refused by the test responder",
                                                                "type": "invalid_request_error", "code": owner.status}},
                                       owner.error_headers)
-                text = owner.replies[min(n, len(owner.replies)) - 1]
+                reply = owner.replies[min(n, len(owner.replies)) - 1]
+                message = {"role": "assistant", "content": reply}
+                if isinstance(reply, dict):  # a tool call: {"name": ..., "arguments": {...}}
+                    message = {"role": "assistant", "content": None, "tool_calls": [{
+                        "id": f"call_{n}", "type": "function",
+                        "function": {"name": reply["name"], "arguments": json.dumps(reply["arguments"])}}]}
+                finish = "tool_calls" if isinstance(reply, dict) else "stop"
                 model = body.get("model", "test-model")
                 if body.get("stream"):
-                    return self._stream(model, text)
+                    return self._stream(model, message, finish)
                 self._json(200, {
                     "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
 
             def _json(self, status: int, obj: dict, headers: dict[str, str] | None = None) -> None:
@@ -63,13 +72,16 @@ class Responder:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, model: str, text: str) -> None:
+            def _stream(self, model: str, message: dict, finish: str) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 base = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-                chunks = [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None},
-                          {"index": 0, "delta": {}, "finish_reason": "stop"}]
+                delta = {k: v for k, v in message.items() if v is not None}
+                if "tool_calls" in delta:
+                    delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(delta["tool_calls"])]
+                chunks = [{"index": 0, "delta": delta, "finish_reason": None},
+                          {"index": 0, "delta": {}, "finish_reason": finish}]
                 for c in chunks:
                     self.wfile.write(f"data: {json.dumps({**base, 'choices': [c]})}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -87,6 +99,7 @@ class Responder:
             return [r for r in self.requests if r["method"] == "POST"]
 
     def close(self) -> None:
+        self._stop.set()
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)

@@ -93,3 +93,17 @@ def test_sandbox_pickles_for_process_pools(sandbox, ws):
 
     clone = pickle.loads(pickle.dumps(sandbox))
     assert clone.run("echo ok", ws).stdout == "ok\n"
+
+
+def test_a_spawned_program_reads_dev_null_and_its_exit_code_can_be_awaited(sandbox, ws):
+    proc = sandbox.spawn(["/bin/sh", "-c", "cat; echo read-eof; exit 3"], ws, stdin=False, lifetime_s=30)
+    try:
+        assert proc.wait(timeout=20) == 3  # stdin is /dev/null: cat ends at once, nothing hangs
+        assert proc.read().strip() == "read-eof"
+        with pytest.raises(BrokenPipeError):
+            proc.write("x")
+    finally:
+        assert proc.close() == 3
+    running = sandbox.spawn(["sleep", "30"], ws, lifetime_s=30)
+    assert running.wait(timeout=0.2) is None
+    running.close()

@@ -13,7 +13,10 @@ Developer note. Layout, one folder per program version (`$HARNESSRL_AGENTS_DIR`,
   fresh machine resolves the same versions), then writes the lock and the manifest. A folder
   without a manifest is an interrupted install: it is removed and redone. With a manifest,
   `install` is a no-op that verifies (offline); drift is an error that names `--force`.
-- `verify(name)` re-hashes the tree against the manifest: changed, missing and extra files.
+- `verify(name)` re-hashes the tree against the manifest: changed, missing and extra files
+  (contents and symlink targets; not modes). The content hash names this install: pip writes
+  `.pyc` files that embed source mtimes, so two pip installs of the same lock hash differently
+  (npm installs hash the same).
   Running a program outside the sandbox (which mounts the tree read-only and sets
   PYTHONDONTWRITEBYTECODE) would add `__pycache__` files: that is drift, and is reported.
 - `installed(name)` is what a launch needs: the entry point and the trees the sandbox must
@@ -141,16 +144,10 @@ def install(name: str, *, force: bool = False, progress: Callable[[str], Any] | 
             else:
                 _install_npm(spec, root / ENV, say)
                 lock_text = (root / ENV / "package-lock.json").read_text()
-            (root / LOCK).write_text(lock_text)
+            for rel in spec.executables:
+                (root / ENV / rel).chmod(0o755)
             say("hashing the installed files")
-            files, size = tree_hashes(root / ENV)
-            manifest = {
-                "name": spec.name, "package": spec.package, "version": spec.version, "kind": spec.kind,
-                "interpreter": _interpreter(spec, root / ENV), "install_seconds": round(time.perf_counter() - t0, 1),
-                "size_bytes": size, "lock_sha256": hashlib.sha256(lock_text.encode()).hexdigest(),
-                "content_hash": content_hash(files), "files": files,
-            }
-            atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+            manifest = write_manifest(spec, root, lock_text, _interpreter(spec, root / ENV), time.perf_counter() - t0)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)  # nothing half-installed looks installed
             raise
@@ -189,11 +186,12 @@ def _install_npm(spec: ProgramSpec, env: Path, say: Callable[[str], Any]) -> Non
     env.mkdir()
     quiet = {"npm_config_update_notifier": "false", "npm_config_fund": "false", "npm_config_audit": "false"}
     shipped = LOCKS_DIR / f"{spec.name}.package-lock.json"
-    if shipped.is_file():  # exactly the shipped tree
-        (env / "package.json").write_text(json.dumps({"private": True, "dependencies": {spec.package: spec.version}}))
+    if shipped.is_file():  # the shipped tree: npm install follows a lock that satisfies package.json
+        # (not `npm ci`: it insists on other platforms' optional packages being in the lock)
+        (env / "package.json").write_text(json.dumps({"dependencies": {spec.package: spec.version}}, indent=2) + "\n")
         shutil.copyfile(shipped, env / "package-lock.json")
-        say(f"npm ci {spec.pin} (from {shipped.name})")
-        _run([npm, "ci", "--prefix", str(env), "--no-audit", "--no-fund"], spec, env=quiet, cwd=env)
+        say(f"npm install {spec.pin} (locked by {shipped.name})")
+        _run([npm, "install", "--prefix", str(env), "--no-audit", "--no-fund"], spec, env=quiet, cwd=env)
     else:
         say(f"npm install {spec.pin}")
         _run([npm, "install", "--prefix", str(env), "--no-audit", "--no-fund", "--save-exact", spec.pin], spec,
@@ -207,6 +205,21 @@ def _interpreter(spec: ProgramSpec, env: Path) -> str:
 
 
 # -- hashing and verifying ------------------------------------------------------------------------
+
+def write_manifest(spec: ProgramSpec, root: Path, lock_text: str, interpreter: str, seconds: float) -> dict:
+    """Write `lock.txt`, then hash `root/env` into `manifest.json` (last: it marks the install
+    complete); returns the manifest."""
+    (root / LOCK).write_text(lock_text)
+    files, size = tree_hashes(root / ENV)
+    manifest = {
+        "name": spec.name, "package": spec.package, "version": spec.version, "kind": spec.kind,
+        "interpreter": interpreter, "install_seconds": round(seconds, 1), "size_bytes": size,
+        "lock_sha256": hashlib.sha256(lock_text.encode()).hexdigest(), "content_hash": content_hash(files),
+        "files": files,
+    }
+    atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+    return manifest
+
 
 def tree_hashes(top: Path) -> tuple[dict[str, str], int]:
     """{relative path: sha256 hex, or `link:<target>` for a symlink} for every file under `top`,
@@ -264,4 +277,4 @@ def listing() -> list[dict]:
 
 
 __all__ = ["Installed", "agents_dir", "content_hash", "find_python", "install", "installed", "is_installed",
-           "listing", "program_dir", "tree_hashes", "verify"]
+           "listing", "program_dir", "tree_hashes", "verify", "write_manifest"]

@@ -25,49 +25,84 @@ nothing about real use. `program_limits()` lifts RLIMIT_AS to the whole x86-64 u
 space (128 TiB) for the program AND every command it runs, and keeps the real bound where it
 belongs: the episode's cgroup (`Limits.episode_memory_mb`, all processes together; cgroup.py).
 Where the episode has no memory-limited cgroup (not root, no controllers) it keeps the
-sandbox's cap instead and says so in `LaunchSpec.notes`.
+sandbox's cap instead and says so in `LaunchSpec.notes`. Measured with Qwen Code (Node 20) and a
+canned endpoint: RLIMIT_AS 1 GiB -> V8 aborts (exit 134); 4, 8 and 16 GiB -> it starts but every
+request fails inside Node ("fetch failed": undici's WebAssembly reserves address space), so the
+endpoint sees nothing; 64 GiB and the lifted limit -> it works. The Python programs start under
+1 GiB. (tests/agents/test_programs_start.py::test_node_needs_the_lifted_address_space)
 
-What the programs do over HTTP (read from their source at these versions, and checked against
-a canned responder in tests/agents/test_programs_start.py):
+What the programs send and how they end. Read from their source at these versions, then
+MEASURED with the canned responder (tests/agents/test_programs_start.py; the error table by
+answering every call with one status, `x-should-retry` absent unless said). All four use the
+OpenAI SDK underneath (Python: through litellm), which retries 408/409/429/5xx and connection
+errors twice by itself (0.5-1 s apart) unless the response carries `x-should-retry: false`, and
+sends `x-stainless-retry-count`. A refusal that ends the episode at once, after ONE request, in
+all four programs: 401 or 404 (send `x-should-retry: false` too). 5xx and 429 are retried.
+Exit codes do NOT tell a refused episode from a finished one (aider and OpenHands exit 0 either
+way): the gateway must record why it refused.
 
 mini-swe-agent 2.4.6 (text protocol: `mini_textbased.yaml`, model class `litellm_textbased`)
-  - `POST {base}/chat/completions` through litellm (openai provider, `openai/NAME`), JSON:
-    `model` (NAME without `openai/`), `messages` (system + user, then assistant/user pairs:
-    observations are user messages `<returncode>..</returncode><output>..</output>`), no `tools`,
-    no `stream`, no `temperature`/`max_tokens`/`stop` unless configured (`model_kwargs`).
-  - The episode ends when a command's output starts with the line
-    `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT` (a reply with one block `echo COMPLETE_TASK_AND_...`);
-    also after 3 format errors in a row (`RepeatedFormatError`), at `step_limit`, or on an error.
-    Exit code 0 for all of those (the reason is `info.exit_status` in /agent/traj.json:
-    Submitted, RepeatedFormatError, LimitsExceeded); 1 with a traceback when a model call fails
-    for good. A reply without exactly one block is a format error sent back as a user message.
-  - Errors: tenacity retries each call up to 10 attempts (`MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT`),
-    waits 4..60 s exponential, on ANY exception except these, which end the run at once:
-    401 AuthenticationError, 403 PermissionDeniedError, 404 NotFoundError, context-window
-    exceeded (a 400 whose message says so), UnsupportedParamsError. A plain 400 or any 5xx/429 is
-    retried. Underneath, the openai SDK (max_retries 2) retries 408/409/429/5xx and connection
-    errors by itself unless the response has `x-should-retry: false`.
-    So a gateway refusal that must end the episode: 401 or 403 (with `x-should-retry: false`).
+  - `POST {base}/chat/completions`, non-streaming, body exactly `{"model": NAME, "messages"}`
+    (no tools, stream, temperature, max_tokens or stop). Messages: system, user (task), then
+    assistant / user pairs; an observation is a user message `<returncode>N</returncode>
+    <output>...</output>`; a format error is a user message too.
+  - Ends when a command's output starts with the line `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`
+    (a reply whose one block is `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`), after 3 format
+    errors in a row, or at `step_limit`: exit 0, the reason in /agent/traj.json
+    `info.exit_status` (Submitted, RepeatedFormatError, LimitsExceeded). A model call that fails
+    for good: exit 1 with a traceback.
+  - Errors (tenacity around each call: up to 10 attempts, `MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT`,
+    4-60 s exponential waits). Measured with 2 attempts: 401 and 404 -> 1 request, exit 1;
+    400, 403, 422 -> retried (2 requests, 4 s apart); 429 and 500 -> 6 requests (SDK x attempts);
+    500 with `x-should-retry: false` -> 2. With the default 10 attempts a retried status keeps
+    it busy for minutes.
 Aider 0.86.2 (`--edit-format diff`: SEARCH/REPLACE blocks; `--message-file`, no git)
-  - `POST {base}/chat/completions` through litellm, JSON: `model`, `messages` (a system prompt,
-    example conversation, the files' contents as user/assistant turns, the request), `stream: true`
-    (SSE; `stream=False` in launch_spec adds `--no-stream`), `temperature: 0`; no tools.
-  - It ends after one request message has been handled: the reply's edits applied (files it
-    edits are added to the chat: `--yes-always`), then lint of edited files and, if it finds
-    errors, one more round to fix them (aider's own control logic, kept). Exit code 0 whether or
-    not any edit applied, and also when the model call failed for good (the error is printed);
-    1 only for start-up errors. An edit block that does not apply is sent back to the model
-    (up to 3 reflections).
-  - Errors: its own loop retries with waits 0.25, 0.5, ... 32 s (about 64 s in all) on
-    connection errors, 429, 5xx, 422 and timeouts; it stops at once on 400 BadRequest, 401,
-    404 and context-window errors. Each try also goes through the openai SDK's retries (above).
-    A gateway refusal: 401, or 400 (both end at once; with `x-should-retry: false`).
+  - `POST {base}/chat/completions`, body `{"model", "messages", "stream": true, "temperature": 0}`
+    (SSE; `stream=False` adds `--no-stream`); no tools, max_tokens or stop. Messages: system
+    (the diff-format rules), example user/assistant turns, the added files' contents, the request.
+  - Ends after the one request message is handled: edits applied (files named in a block are
+    added: `--yes-always`), edited files linted, and if lint fails one more round (aider's own
+    control logic, kept). A block that does not apply is sent back (up to 3 reflections).
+    Exit 0 in all these cases, and also when a model call failed for good (the error is
+    printed); 1 only for start-up errors.
+  - Errors (its loop: waits 0.25 s doubling to 32 s, ~64 s in all, for errors it deems
+    retryable). Measured, streaming: 400, 401, 403, 404 -> 1 request, exit 0; 500 -> 3
+    requests (SDK), exit 0; 500 + `x-should-retry: false` -> 1; 429 -> 27 requests over 76 s,
+    exit 0; 422 -> 2 requests, then it crashes on the empty reply, exit 0.
+Qwen Code 0.24.4 (`qwen "<task>" --approval-mode yolo --auth-type openai`; OpenAI tool calls)
+  - `POST {base}/chat/completions`, body `{"model", "messages", "tools" (14 functions: edit,
+    read_file, write_file, run_shell_command, glob, grep_search, agent, skill, ...), "stream":
+    true, "stream_options": {"include_usage": true}, "max_tokens": 32000}`. User content is a
+    LIST of parts (`[{"type": "text", "text": ...}]`), the system prompt ~27k characters and the
+    tool schemas ~38k: far beyond an 8k-token model. Tool results come back as `tool` messages
+    with the call's id. After the main line ends it makes an AUXILIARY call (system prompt
+    "managed memory extraction subagent", 6 tools), unless `managed_memory=False`.
+  - Ends when a reply has no tool call: exit 0; `--max-session-turns`, `--max-wall-time`,
+    `--max-tool-calls` end it with exit 55 (documented in its help).
+  - Errors: 400, 401, 403, 404, 422 -> 1 request, exit 1 (`[API Error: N ...]`); 500 -> 7
+    attempts x 4 requests over ~104 s, exit 1; 500 + `x-should-retry: false` -> 7 requests over
+    66 s; 429 -> still retrying after 150 s (28 requests), up to 10 attempts 60 s apart.
+  - Its package declares Node >= 22; it runs on Node 20 here. Memory is per the cgroup (above).
 
+OpenHands CLI 1.16.0 (Python 3.12; `openhands --headless --file F --always-approve
+--override-with-envs`, model from LLM_MODEL / LLM_BASE_URL / LLM_API_KEY; CodeAct tool calls)
+  - `POST {base}/chat/completions`, non-streaming, body `{"model", "messages", "tools"
+    (terminal, file_editor, task_tracker, task, finish, think), "reasoning_effort": "high",
+    "prompt_cache_key": <conversation id>}`; system and user content are LISTS of parts; the
+    task arrives as "Starting this session with file context ... File contents: ...". Tool
+    results come back as `tool` messages.
+  - Ends on a `finish` tool call or a reply without a tool call: exit 0 (about 30 s of start-up
+    here). At start it tries to `git clone` its public skills repository: in the episode's
+    network namespace that fails (logged) and it goes on without them.
+  - Errors (litellm; its own tenacity: 5 retries, 8-64 s waits, on connection errors, 429, 500,
+    503, timeouts and empty replies). Measured: 400, 401, 404, and 500 with `x-should-retry:
+    false` -> 1 request, and exit 0 (it prints the error and ends the conversation).
 Telemetry and update checks are off by construction: aider `--analytics-disable
 --no-check-update --no-show-release-notes --no-detect-urls` and a local model-metadata file (else
 it downloads litellm's price list); litellm `LITELLM_LOCAL_MODEL_COST_MAP=True`; mini
-`MSWEA_CONFIGURED` (no first-run prompt) and cost tracking off for an unpriced model. In the
-episode's network namespace nothing but the gateway is reachable anyway.
+`MSWEA_CONFIGURED` (no first-run prompt) and cost tracking off for an unpriced model; Qwen Code
+`~/.qwen/settings.json` with usage statistics, telemetry and auto-update off. In the episode's
+network namespace nothing but the gateway is reachable anyway.
 """
 
 from __future__ import annotations
@@ -121,7 +156,8 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
     """The launch of program `name` for the episode in `ws`, run by `sandbox` (module
     docstring). `base_url` ends in `/v1`; `model` is the name the endpoint serves. Per-program
     `options`: mini-swe-agent `step_limit`, `command_timeout_s`; aider-cli `files` (paths under
-    /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`."""
+    /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`;
+    qwen-code-cli `max_turns`, `managed_memory`."""
     prog = installed(name)
     build = _BUILDERS.get(program(name).name)
     if build is None:
@@ -144,11 +180,12 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
                       ro_paths=prog.ro_paths, limits=lim, state_dir=host_state, outputs=outputs, notes=notes)
 
 
-def _write(path: Path, text: str) -> str:
+def _write(state: Path, rel: str, text: str) -> str:
     """Write an input file (root-owned, world-readable) into the state dir; its path inside."""
+    path = state / rel
     path.write_text(text)
     path.chmod(0o644)
-    return f"{STATE}/{path.name}"
+    return f"{STATE}/{rel}"
 
 
 def _mini(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
@@ -163,7 +200,7 @@ def _mini(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
                   "model_kwargs": {"api_base": base_url, "api_key": api_key}},
         "environment": {"environment_class": "local", "cwd": APP, "timeout": command_timeout_s},
     }
-    config = _write(state / "episode.yaml", json.dumps(episode, indent=1))
+    config = _write(state, "episode.yaml", json.dumps(episode, indent=1))
     # -o on the command line: the CLI's default output path would override the config's
     argv = [str(prog.executable), "-c", str(builtin), "-c", config, "-o", f"{STATE}/traj.json", "--exit-immediately",
             "-y"]
@@ -175,13 +212,13 @@ def _mini(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
 def _aider(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
            files: Sequence[str] = (), stream: bool = True, context_window: int = 8192,
            max_output_tokens: int = 2048, timeout_s: int = 600) -> tuple[list[str], dict, dict]:
-    message = _write(state / "message.md", task)
+    message = _write(state, "message.md", task)
     full = f"openai/{model}"
     meta = {full: {"max_input_tokens": context_window, "max_output_tokens": max_output_tokens,
                    "max_tokens": max_output_tokens, "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
                    "litellm_provider": "openai", "mode": "chat"}}
-    metadata = _write(state / "model-metadata.json", json.dumps(meta))
-    conf = _write(state / "aider.conf.yml", "{}\n")  # an empty mapping: the only config it reads
+    metadata = _write(state, "model-metadata.json", json.dumps(meta))
+    conf = _write(state, "aider.conf.yml", "{}\n")  # an empty mapping: the only config it reads
     argv = [str(prog.executable), "--model", full, "--openai-api-base", base_url, "--openai-api-key", api_key,
             "--edit-format", "diff", "--message-file", message, "--yes-always",
             "--no-git", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore",
@@ -196,6 +233,45 @@ def _aider(prog: Installed, state: Path, *, task: str, base_url: str, api_key: s
         "chat_history": f"{STATE}/chat.history.md", "llm_history": f"{STATE}/llm.history"}
 
 
-_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider}
+def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+          max_turns: int | None = None, managed_memory: bool = True) -> tuple[list[str], dict, dict]:
+    settings = {  # ~/.qwen/settings.json: what its flags do not cover
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "security": {"auth": {"selectedType": "openai"}}, "model": {"name": model},
+        "memory": {"enableManagedAutoMemory": managed_memory},
+    }
+    qwen_home = state / "home" / ".qwen"
+    qwen_home.mkdir(exist_ok=True)
+    _write(state, "home/.qwen/settings.json", json.dumps(settings, indent=1))
+    if os.geteuid() == 0:  # the program's own config: it rewrites it (migrations)
+        for p in (qwen_home, qwen_home / "settings.json"):
+            os.chown(p, *_owner(state))
+    # the positional prompt, unless the task starts with "-" (its parser would read a flag; `--`
+    # ends with no prompt at all): then the deprecated `--prompt=`, which takes any text
+    prompt = f"--prompt={task}" if task.startswith("-") else task
+    argv = [str(prog.executable), prompt, "--approval-mode", "yolo", "--auth-type", "openai", "--model", model,
+            *(["--max-session-turns", str(max_turns)] if max_turns else [])]
+    env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": api_key, "OPENAI_MODEL": model,
+           "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1", "QWEN_CODE_DISABLE_PRECONNECT": "1", "QWEN_TELEMETRY_ENABLED": "false"}
+    return argv, env, {}
+
+
+def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str
+               ) -> tuple[list[str], dict, dict]:
+    task_file = _write(state, "task.md", task)
+    argv = [str(prog.executable), "--headless", "--file", task_file, "--always-approve", "--override-with-envs"]
+    env = {"LLM_API_KEY": api_key, "LLM_BASE_URL": base_url, "LLM_MODEL": f"openai/{model}",
+           "OPENHANDS_PERSISTENCE_DIR": f"{STATE}/openhands", "OPENHANDS_WORK_DIR": APP,
+           "ALLOW_SHORT_CONTEXT_WINDOWS": "true"}  # else it refuses a model under 16k tokens (SmolLM2: 8k)
+    return argv, env, {"conversations": f"{STATE}/openhands/conversations"}
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_uid, st.st_gid
+
+
+_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands}
 
 __all__ = ["LaunchSpec", "STATE", "WHOLE_ADDRESS_SPACE_MB", "launch_spec", "program_limits"]

@@ -29,6 +29,9 @@ class ProgramSpec:
     description: str
     python: str | None = None  # "3.11": the interpreter its venv is made from (pip programs)
     node: str | None = None  # "20": the Node major version it needs (npm programs)
+    # files under the environment that must be executable: an npm tarball may ship a binary
+    # without its mode and chmod it at first run, which a read-only mount refuses
+    executables: tuple[str, ...] = ()
 
     @property
     def pin(self) -> str:
@@ -53,7 +56,12 @@ PROGRAMS: dict[str, ProgramSpec] = {
     "qwen-code-cli": ProgramSpec(
         name="qwen-code-cli", package="@qwen-code/qwen-code", version="0.24.4", kind="npm", entry="qwen",
         protocol="tools", node="20",
+        executables=("node_modules/@qwen-code/qwen-code/vendor/ripgrep/x64-linux/rg",),
         description="Qwen Code, non-interactive (prompt argument, --approval-mode yolo), OpenAI tool calls"),
+    "openhands-cli": ProgramSpec(
+        name="openhands-cli", package="openhands", version="1.16.0", kind="pip", entry="openhands",
+        protocol="tools", python="3.12",
+        description="OpenHands CLI, headless (--headless -t TASK), CodeAct agent, OpenAI tool calls"),
 }
 
 

@@ -290,6 +290,14 @@ class SandboxProcess:
             self._buf.clear()
             return text
 
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait up to `timeout` s for the process to exit by itself (a program that ends on its
+        own); its exit code, or None while it still runs. `close()` still reaps and cleans up."""
+        try:
+            return self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def kill(self) -> None:
         kill_sandbox(self._proc, self._uid)
 
