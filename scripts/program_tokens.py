@@ -1,6 +1,7 @@
 """A real LM through real agent programs: the records are token-exact (outside `make test`).
 
     python scripts/program_tokens.py --model smollm2-135m --harness mini-swe-agent,aider-cli --tasks 3
+    python scripts/program_tokens.py --teacher oracle     # the oracle's replies as the LM's tokens: rows only
 
 Runs the model (fp32, CPU unless --device) behind each program's gateway on the first N code-v1
 tasks, all episodes of the group in lockstep (one batched generation per turn), then recomputes
@@ -31,6 +32,8 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=48)
     ap.add_argument("--prefix-cache-mb", type=int, default=1024, help="keep earlier turns' keys/values (prefill new tokens only)")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--teacher", default="", help="a scripted policy (oracle) whose replies the LM encodes "
+                    "(TeacherForcing): rows of replies the programs accept; no log-probs to check")
     args = ap.parse_args()
     lm = LMPolicy.from_config(LMConfig(model=args.model, max_new_tokens=args.max_new_tokens, temperature=1.0,
                                        dtype="float32", device=args.device, prefix_cache_mb=args.prefix_cache_mb))
@@ -39,13 +42,19 @@ def main() -> None:
     tasks = [t for t in load_suite("code-v1").tasks if not t.needs_shell][: args.tasks]
     items = [RolloutItem(h, t, 0) for h in harnesses for t in tasks]
     t0 = time.time()
-    episodes = run_group(lm, items, run_id="program-tokens")
+    policy = lm
+    if args.teacher:
+        from harnessrl.policies.lm import TeacherForcing
+        from harnessrl.policies.registry import make_policy
+
+        policy = TeacherForcing(make_policy(args.teacher), lm)
+    episodes = run_group(policy, items, run_id="program-tokens")
     for i, ep in enumerate(episodes):
         ep.metadata["context_resets"] = [list(r) for r in lm.pop_resets(str(i))]
     wall = time.time() - t0
-    report = check_rows(lm, episodes)
+    report = check_rows(lm, episodes, recompute=not args.teacher)
     print(json.dumps({
-        "model": args.model, "episodes": len(episodes), "wall_s": round(wall, 1),
+        "model": args.model, "teacher": args.teacher, "solved": sum(e.success for e in episodes), "episodes": len(episodes), "wall_s": round(wall, 1),
         "calls": sum(len(e.metadata.get("calls", [])) for e in episodes),
         "statuses": [f"{e.context.harness_id}:{e.context.task_id.split('/')[-1]}:{e.status}:{e.metadata.get('stop_reason')}"
                      for e in episodes],

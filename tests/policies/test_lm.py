@@ -172,6 +172,23 @@ def test_history_rewrite_through_act_is_recorded_as_a_reset(model_dir):
     assert pol.pop_resets("k") == [(2, 0)] and pol.pop_resets("k") == []
 
 
+def test_teacher_forcing_records_a_history_rewrite_as_a_reset_too(model_dir):
+    from harnessrl.policies.lm import TeacherForcing
+    from harnessrl.policies.replay import Replay
+
+    pol = TeacherForcing(Replay(["look lamp", "answer red", "answer blue"]), policy(model_dir))
+    messages = [SYSTEM, {"role": "user", "content": "What color is the lamp?"}]
+    s = state("t", messages)
+    pol.act([s])
+    messages += [{"role": "assistant", "content": "look lamp"}, {"role": "user", "content": "The lamp is red."}]
+    pol.act([s])
+    del messages[2:4]  # the program dropped a turn (as mini-swe-agent does after a format error)
+    messages.append({"role": "user", "content": "Try again."})
+    pol.act([s])
+    pol.end_episode(s)
+    assert [t for t, _ in pol.lm.pop_resets("t")] == [2]
+
+
 def test_token_budget_stops_the_episode(model_dir):
     pol = policy(model_dir, max_new_tokens=30, max_context_tokens=40)
     long = [SYSTEM, {"role": "user", "content": "The lamp is red. " * 30}]

@@ -81,10 +81,11 @@ class ChatEncoder:
         """Bring `ctx` up to `messages` (ending with a generation prompt); returns the context to continue."""
         full = self.render(messages, add_generation_prompt=True)
         ctx.n_messages = len(messages)
-        if ctx.segments and full.startswith(ctx.text):
+        had = bool(ctx.segments)  # read before _rewind, which may cut every segment (a change in the first one)
+        if had and full.startswith(ctx.text):
             keep, rewritten = len(ctx.ids), False
         else:
-            keep, rewritten = self._rewind(ctx, messages, full), bool(ctx.segments)
+            keep, rewritten = self._rewind(ctx, messages, full), had
         self._append_prompt(ctx, full[len(ctx.text):])
         return Encoded(ids=ctx.ids, new_ids=ctx.ids[keep:], keep=keep, rewritten=rewritten)
 

@@ -381,7 +381,11 @@ class TeacherForcing(Policy):
         out = []
         for s, a in zip(states, self.inner.act(states)):
             ctx: EpisodeContext = s.cache.setdefault("lm", EpisodeContext())
+            turn_index = s.cache.get("lm_calls", 0)
+            s.cache["lm_calls"] = turn_index + 1
             enc = self.lm.encoder.update(ctx, s.messages)
+            if enc.rewritten:  # as LMPolicy.act: a history rewrite restarts the row (pop_resets)
+                ctx.resets.append((turn_index, enc.keep))
             prompt_len = len(enc.ids)
             gen = self.lm.encoder.encode_text(a.text) + [self.stop]
             self.lm.encoder.append_generated(ctx, gen, a.text + self.lm.encoder.decode([self.stop]))
@@ -397,4 +401,7 @@ class TeacherForcing(Policy):
         return out
 
     def end_episode(self, state: AgentState) -> None:
+        ctx = state.cache.get("lm")
+        if ctx is not None and ctx.resets:
+            self.lm._finished[state.episode_key] = list(ctx.resets)
         self.inner.end_episode(state)

@@ -29,20 +29,24 @@ from harnessrl.train.sequences import episode_rows
 
 
 @torch.no_grad()
-def check_rows(lm: Any, episodes: list[Episode], temperature: float | None = None) -> dict[str, Any]:
-    """{"max_abs_diff", "tokens", "rows", "unsampled", "programs": {harness: {calls, merged, spliced, split}}}."""
+def check_rows(lm: Any, episodes: list[Episode], temperature: float | None = None,
+               recompute: bool = True) -> dict[str, Any]:
+    """{"max_abs_diff", "tokens", "rows", "unsampled", "programs": {harness: {calls, merged, spliced, split}}}.
+    recompute=False: rows and counts only (demonstrations encoded by `TeacherForcing` carry no log-probs)."""
     temperature = lm.cfg.temperature if temperature is None else temperature
     worst, tokens, n_rows, unsampled = 0.0, 0, 0, 0
     programs: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "merged": 0, "spliced": 0, "split": 0})
     for i, ep in enumerate(episodes):
         for row in episode_rows(ep, i):
+            n_rows += 1
+            if not recompute:
+                continue
             ids = torch.from_numpy(row.ids).long()[None].to(lm.device)
             mask = torch.from_numpy(row.mask.astype(np.int64))[None].to(lm.device)
             lp = token_logprobs(lm.model, ids, torch.ones_like(ids), mask, temperature).logprobs[0].float().cpu().numpy()
             on = row.mask.astype(bool)
             worst = max(worst, float(np.abs(lp[on] - row.behaviour[on]).max()))
             tokens += int(on.sum())
-            n_rows += 1
         calls = ep.metadata.get("calls")
         if calls is None:
             continue
