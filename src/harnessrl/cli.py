@@ -18,6 +18,8 @@ from harnessrl.commands import eval as eval_cmd
 from harnessrl.commands import analyze, bipa, recipe, records, seal, study, train
 from harnessrl.commands import tasks as tasks_cmd
 from harnessrl.commands import models as models_cmd
+from harnessrl.commands import agents as agents_cmd
+from harnessrl.commands import gateway as gateway_cmd
 
 
 class OneLineErrors(TyperGroup):
@@ -63,6 +65,8 @@ app.command("analyze")(analyze.analyze)
 app.command("study")(study.study)
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(models_cmd.app, name="models")
+app.add_typer(agents_cmd.app, name="agents")
+app.add_typer(gateway_cmd.app, name="gateway")
 app.command("audit")(audit_cmd.audit_command)
 
 

@@ -80,6 +80,7 @@ def contrasts(harnesses: list[Harness], tasks: list[Any], seeds: tuple[int, ...]
                 env = open_env(task, seed)
                 try:
                     session = h.open(task, env, seed)
+                    session.ready()
                     pair = fn(task, session)
                     if pair is None:
                         continue

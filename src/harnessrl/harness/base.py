@@ -161,6 +161,23 @@ class Session(ABC):
     def finish(self) -> Verdict:
         """Ask the environment for the verdict (hidden tests, env reward)."""
 
+    def ready(self) -> None:
+        """Called once after every session of a group has started, before the first turn: a
+        program harness waits here for its program's first call, so a group's programs start
+        at the same time. Our own harnesses are ready when `start` returns."""
+
+    # -- two-phase stepping: the rollout loop sends every answer of a turn, then receives each result
+
+    def send(self, text: str, action: Any = None) -> None:
+        """Phase one: hand over the policy's reply (`action`: the policy's Action, for records).
+        Our own harnesses do all the work in `receive`; a program harness answers its pending
+        model call here, so every program of a group runs its tools while the others are sent."""
+        self._sent_text = text
+
+    def receive(self) -> StepResult:
+        """Phase two: the result of the reply sent (waits for a program's next call or exit)."""
+        return self.step(self._sent_text)
+
     def view(self) -> dict[str, Any]:
         """Structured state for scripted policies (never shown to learned policies)."""
         return {}
@@ -262,6 +279,12 @@ def variant_specs() -> dict[str, Path]:
     return {p.stem: p for p in sorted((SPEC_DIR / "variants").glob("*.toml"))}
 
 
+def program_specs() -> dict[str, Path]:
+    """Real agent programs run as black-box harnesses (harness/specs/programs/*.toml): known by id,
+    not part of `all` (each needs its program installed: `harnessrl agents install NAME`)."""
+    return {p.stem: p for p in sorted((SPEC_DIR / "programs").glob("*.toml"))}
+
+
 def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> HarnessSpec:
     """A built-in harness id, or a path to a user's TOML/YAML harness file."""
     from harnessrl.config import apply_overrides, format_validation_error
@@ -269,11 +292,12 @@ def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = (
 
     path = Path(id_or_path)
     if not path.suffix:
-        specs = {**variant_specs(), **builtin_specs()}
+        specs = {**variant_specs(), **program_specs(), **builtin_specs()}
         if str(id_or_path) not in specs:
             raise ConfigError(
                 f"unknown harness {str(id_or_path)!r}; built-in: {', '.join(builtin_specs())}; "
-                f"variants: {', '.join(variant_specs())} (or give a .toml/.yaml path)"
+                f"variants: {', '.join(variant_specs())}; programs: {', '.join(program_specs())} "
+                "(or give a .toml/.yaml path)"
             )
         path = specs[str(id_or_path)]
     data = apply_overrides(read_file(path), overrides)

@@ -4,6 +4,7 @@
     --policy endpoint:MODEL             an OpenAI-compatible endpoint (options: base_url, api_key_env, ...)
     --policy lm:PATH_OR_NAME            a Hugging Face causal LM: a folder, or a name from `harnessrl models list`
                                         (options: any LMConfig field)
+    --policy replay:FILE.jsonl          assistant messages from a JSONL file, in order (transcripts, tests)
 
 A `PolicySpec` is plain data (picklable), so process-pool and Ray workers rebuild the same
 policy on their side instead of shipping a live object (a model, an HTTP client) across.
@@ -25,6 +26,7 @@ FACTORIES: dict[str, str] = {
     "probe-skill-blind": "harnessrl.policies.skill_probes:blind_from_spec",
     "probe-section-follower": "harnessrl.policies.skill_probes:follower_from_spec",
     "attack": "harnessrl.policies.adversaries:from_spec",
+    "replay": "harnessrl.policies.replay:from_spec",
 }
 
 

@@ -6,7 +6,9 @@
 Each item gets its own environment (a fresh sandboxed workspace, a browser env) and its own
 harness session. At every turn the still-running sessions are asked for their states, the
 policy answers all of them at once (an LM generates the whole group with one KV-cached
-batch), and each session applies its answer. An exception inside one session ends that
+batch), and each session applies its answer in two phases: every answer is sent first
+(`Session.send`; a real agent program resumes at once), then each result is received
+(`Session.receive`), so the programs of a group run their tools concurrently. An exception inside one session ends that
 episode with status `crash` (the error is kept in its metadata) and the others go on;
 policy errors (a dead endpoint, bad credentials) propagate, since no episode can continue.
 """
@@ -140,11 +142,25 @@ def run_group(
     return _run_wave(policy, items, run_id, open_env, key_prefix, 0)
 
 
+def _crashed(run: _Running, action: Any, observation: str) -> None:
+    """A session raised while stepping: its episode ends as a crash, the turn is kept."""
+    run.crash = traceback.format_exc(limit=6)
+    run.turns.append(Turn(observation=observation, action=action.text, token_ids=action.token_ids,
+                          logprobs=action.logprobs, loss_mask=action.loss_mask, status="ok",
+                          tool_result="harness crashed: see episode metadata"))
+
+
 def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: Callable[[Any, int], Any],
               key_prefix: str, first: int) -> list[Episode]:
     privileged = bool(getattr(policy, "privileged", False))
     runs = [_start(item, f"{key_prefix}{first + i}", open_env, privileged) for i, item in enumerate(items)]
     try:
+        for r in runs:  # programs started above all start at once; each is waited for here
+            if not r.crash and r.session is not None:
+                try:
+                    r.session.ready()
+                except Exception:
+                    r.crash = traceback.format_exc(limit=6)
         while True:
             active = [r for r in runs if not r.crash and r.session is not None and not r.session.done]
             if not active:
@@ -157,6 +173,9 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
             t0 = time.perf_counter()
             actions = policy.act([r.state for r in active])
             gen_time = (time.perf_counter() - t0) / len(active)
+            # two phases: every answer of the turn goes out first (a program runs its tools at once),
+            # then each session's result is collected, so a group's programs work concurrently
+            sent = []
             for r, action in zip(active, actions):
                 if action.info.get("stop"):  # the policy ended the episode (an LM's token budget is spent)
                     r.session.done, r.session.stop_status = True, str(action.info["stop"])
@@ -164,12 +183,17 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
                 observation = _last_user(r.session.messages)
                 t1 = time.perf_counter()
                 try:
-                    result = r.session.step(action.text)
+                    r.session.send(action.text, action)
                 except Exception:
-                    r.crash = traceback.format_exc(limit=6)
-                    r.turns.append(Turn(observation=observation, action=action.text, token_ids=action.token_ids,
-                                        logprobs=action.logprobs, loss_mask=action.loss_mask, status="ok",
-                                        tool_result="harness crashed: see episode metadata"))
+                    _crashed(r, action, observation)
+                    continue
+                sent.append((r, action, observation, time.perf_counter() - t1))
+            for r, action, observation, send_time in sent:
+                t1 = time.perf_counter()
+                try:
+                    result = r.session.receive()
+                except Exception:
+                    _crashed(r, action, observation)
                     continue
                 r.tokens_in += int(action.prompt_tokens)
                 r.tokens_out += (int(np.sum(action.loss_mask)) if len(action.loss_mask)
@@ -185,7 +209,7 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
                         tool_result=result.tool_result,
                         status=result.status,
                         reward=float(result.reward),
-                        wall_time=gen_time + time.perf_counter() - t1,
+                        wall_time=gen_time + send_time + time.perf_counter() - t1,
                     )
                 )
         return [_finish(r, policy, run_id) for r in runs]

@@ -268,7 +268,10 @@ class SandboxProcess:
         return self._proc.poll() is None
 
     def write(self, data: str | bytes) -> None:
-        """Send bytes to the process's stdin (raises BrokenPipeError if it has exited)."""
+        """Send bytes to the process's stdin (raises BrokenPipeError if it has exited, or was
+        started with stdin /dev/null)."""
+        if self._proc.stdin is None:
+            raise BrokenPipeError("this process reads /dev/null")
         self._proc.stdin.write(data.encode() if isinstance(data, str) else data)
         self._proc.stdin.flush()
 
@@ -299,7 +302,7 @@ class SandboxProcess:
             except subprocess.TimeoutExpired:
                 pass
         self.kill()
-        for f in (self._proc.stdin,):
+        for f in (self._proc.stdin,) if self._proc.stdin is not None else ():
             try:
                 f.close()
             except OSError:

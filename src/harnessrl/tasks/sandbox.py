@@ -9,6 +9,8 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
     with sandbox.spawn(["bash"], ws) as proc:              # long-lived: SandboxProcess
         proc.write("echo hi\\n"); proc.read(timeout=1.0)
 
+    sandbox.run(cmd, ws, network=net)                      # join the episode's netns (netns.py)
+
 How a command is confined (user namespace, dropped root and capabilities, seccomp, the
 episode's cgroup, private /tmp, no network, hidden paths) is sandbox_cmdline.py, which builds
 the command line; process.py runs it; docs/security.md has the threat model.
@@ -51,6 +53,7 @@ from harnessrl.tasks.process import (
     read_all,
 )
 from harnessrl.tasks.cgroup import EpisodeCgroup
+from harnessrl.tasks.netns import EpisodeNetwork, NetworkUnavailable
 from harnessrl.tasks.sandbox_cmdline import (
     Bind,
     bwrap_args,
@@ -193,23 +196,32 @@ class Sandbox:
 
     def _argv(self, command: str | Sequence[str], ws: Workspace, limits: Limits, binds: Sequence[Bind],
               env: Mapping[str, str], cwd: str, status_fd: int | None, seccomp_fd: int | None = None,
-              call_dir: Path | None = None, exec_init: bool = False) -> list[str]:
+              call_dir: Path | None = None, exec_init: bool = False,
+              netns: str | None = None) -> list[str]:
         nproc = limits.nproc
         if not self.root:  # NPROC counts all of this user's processes, not just the sandbox's
             nproc += count_processes(os.getuid())
         if self.bwrap is None:
-            return unsafe_argv(command, limits, nproc)
+            return [*(["nsenter", f"--net={netns}", "--"] if netns else []), *unsafe_argv(command, limits, nproc)]
         fds = [*(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
                *(["--json-status-fd", str(status_fd)] if status_fd is not None else [])]
         argv = bwrap_args(self.bwrap, ws, limits, self.ro_paths, self.hidden, dict(self._stage.staged), binds,
-                          {**self.env, **env}, cwd, call_dir, fds)
+                          {**self.env, **env}, cwd, call_dir, fds, share_net=netns is not None)
         argv += ["--", *inner_command(command, limits, nproc, exec_init)]
         if self.root:  # the staging namespace (when a tree needs it) and the uid drop, in one exec
-            argv = [*drop_root(ws, self._stage.holder(ws) if self._stage.staged else None), *argv]
+            argv = [*drop_root(ws, self._stage.holder(ws) if self._stage.staged else None, netns), *argv]
         cg = self.cgroup(ws)
         if cg is not None:  # join the episode's cgroup(s) as root, then exec the chain; never run outside
             argv = [*cgroup_join(cg.join_files), *argv]
         return argv
+
+    def _netns(self, network: EpisodeNetwork | None) -> str | None:
+        """The `nsenter --net=` path of an episode network, checked before anything is opened."""
+        if network is None:
+            return None
+        if not self.root:
+            raise NetworkUnavailable("joining an episode network needs root")
+        return network.path  # raises when closed
 
     def _open_call(self, ws: Workspace) -> tuple[int | None, Path | None]:
         """Per-call resources: a seccomp program fd and the call's /tmp and /dev/shm dirs."""
@@ -231,11 +243,15 @@ class Sandbox:
         limits: Limits | None = None,
         pass_fds: Sequence[int] = (),
         exec_init: bool = False,
+        network: EpisodeNetwork | None = None,
     ) -> SandboxResult:
         """Run `command` (a bash script string, or an argv list) in a fresh sandbox; never raises
         for anything the command does. `pass_fds` reach the command; `exec_init` (argv commands)
         makes the command itself the sandbox's pid 1, which must then reap orphans (the grader's
-        init does, so that no shell holding the report fd stays around)."""
+        init does, so that no shell holding the report fd stays around). `network`: the command
+        joins that episode network namespace (netns.py) instead of a new empty one; raises
+        `NetworkUnavailable` when it is closed."""
+        netns = self._netns(network)
         limits = limits or self.limits
         if timeout_s is not None:
             limits = replace(limits, timeout_s=timeout_s)
@@ -249,7 +265,7 @@ class Sandbox:
         t0 = time.perf_counter()
         try:
             argv = self._argv(command, workspace, limits, binds, env or {}, cwd, status_w, seccomp_fd, call_dir,
-                              exec_init and not isinstance(command, str))
+                              exec_init and not isinstance(command, str), netns)
             keep = [fd for fd in (status_w, seccomp_fd, *pass_fds) if fd is not None]
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -298,19 +314,24 @@ class Sandbox:
         cwd: str = APP,
         limits: Limits | None = None,
         buffer_bytes: int = 1_000_000,
+        network: EpisodeNetwork | None = None,
+        stdin: bool = True,
     ) -> SandboxProcess:
         """Start a long-lived sandboxed process with a stdin pipe and merged stdout/stderr.
 
         CPU time is limited to `lifetime_s` per process; the sandbox is killed after
-        `lifetime_s` wall seconds or at `close()`.
+        `lifetime_s` wall seconds or at `close()`. `network` as in `run`. `stdin=False`: the
+        process reads /dev/null (a non-interactive program; `write` then raises).
         """
+        netns = self._netns(network)
         limits = replace(limits or self.limits, timeout_s=lifetime_s, cpu_s=max(1, int(lifetime_s)))
         seccomp_fd, call_dir = self._open_call(workspace)
         cleanup = functools.partial(remove_call_dir, call_dir) if call_dir is not None else None
         try:
-            argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None, seccomp_fd, call_dir)
+            argv = self._argv(command, workspace, limits, binds, env or {}, cwd, None, seccomp_fd, call_dir,
+                              netns=netns)
             proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, pass_fds=[seccomp_fd] if seccomp_fd is not None else (),
                 cwd=str(workspace.root) if self.bwrap is None else "/", env=self._host_env(),
             )

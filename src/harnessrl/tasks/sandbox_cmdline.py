@@ -31,7 +31,9 @@ The chain, outermost first (the facts are in HARNESSES.md, "Sandbox without Dock
   zombies counted against the uid's NPROC. The shell waits for the command; when it exits the
   kernel kills everything left in the pid namespace (a `cmd &` left behind dies with the call).
   A timed-out sandbox is killed through its pid 1, so bwrap reaps it and nothing is orphaned.
-- No network: only a loopback device in a fresh network namespace.
+- No network: only a loopback device in a fresh network namespace; or, with an episode network
+  (netns.py), the episode's loopback-only namespace, entered by the same nsenter that drops
+  root (`--net=`), with bwrap's `--share-net`.
 - Hidden paths (the package's built-in suites, which hold hidden tests, and anything the
   caller adds) get an empty read-only tmpfs on top if they lie inside a bound tree.
 """
@@ -70,12 +72,13 @@ _BWRAP_SYSTEM = [
 
 def bwrap_args(bwrap: str, ws: Workspace, limits: Limits, ro_paths: Sequence[Path], hidden: Sequence[Path],
                staged: Mapping[Path, Path], binds: Sequence[Bind], env: Mapping[str, str], cwd: str,
-               call_dir: Path | None, fds: Sequence[str] = ()) -> list[str]:
+               call_dir: Path | None, fds: Sequence[str] = (), share_net: bool = False) -> list[str]:
     """The bwrap command line up to (not including) `--`. `staged` maps a read-only tree to the
     staging dir it is seen through; `fds` (`--seccomp N`, `--json-status-fd N`) go right after
     `--as-pid-1`. Which paths exist is checked on every call: a hidden path that appears later
-    must still be covered."""
-    a = [bwrap, *_BWRAP_FIXED, *fds, *_BWRAP_SYSTEM]
+    must still be covered. `share_net`: keep the network namespace bwrap starts in (the episode's,
+    entered by `drop_root`) instead of a new empty one."""
+    a = [bwrap, *_BWRAP_FIXED, *(["--share-net"] if share_net else []), *fds, *_BWRAP_SYSTEM]
     if (ws.etc / "passwd").exists():
         a += ["--ro-bind", str(ws.etc / "passwd"), "/etc/passwd", "--ro-bind", str(ws.etc / "group"), "/etc/group"]
     if call_dir is not None:  # on the episode's size- and inode-capped scratch tmpfs
@@ -124,12 +127,15 @@ def ulimits(limits: Limits, nproc: int, shell: str) -> str:
     return " && ".join(steps) + " || { echo 'harnessrl sandbox: cannot set resource limits' >&2; exit 125; }; "
 
 
-def drop_root(ws: Workspace, holder_pid: int | None) -> list[str]:
+def drop_root(ws: Workspace, holder_pid: int | None, netns: str | None = None) -> list[str]:
     """The prefix that leaves root for the workspace uid: through nsenter when the command must
-    also enter the staging mount namespace (one exec for both), else through setpriv. Both clear
-    the supplementary groups and set real, effective and saved ids, so no capability is left."""
-    if holder_pid is not None:
-        return ["nsenter", f"--mount=/proc/{holder_pid}/ns/mnt", f"--setuid={ws.uid}", f"--setgid={ws.gid}", "--"]
+    also enter the staging mount namespace or the episode's network namespace (`netns`, a path
+    for `--net=`; one exec for all), else through setpriv. Both clear the supplementary groups
+    and set real, effective and saved ids, so no capability is left."""
+    if holder_pid is not None or netns is not None:
+        return ["nsenter", *([f"--mount=/proc/{holder_pid}/ns/mnt"] if holder_pid is not None else []),
+                *([f"--net={netns}"] if netns is not None else []),
+                f"--setuid={ws.uid}", f"--setgid={ws.gid}", "--"]
     return ["setpriv", f"--reuid={ws.uid}", f"--regid={ws.gid}", "--clear-groups", "--"]
 
 

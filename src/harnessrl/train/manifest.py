@@ -67,7 +67,9 @@ def build_manifest(tasks: list[Any], harnesses: list[Harness], open_env: Callabl
         for harness in harnesses:
             env = open_env(task, seed)
             try:
-                messages = harness.open(task, env, seed).messages
+                session = harness.open(task, env, seed)
+                session.ready()  # a program harness: its first call
+                messages = session.messages
             finally:
                 env.close()
             prompt = json.dumps(messages, sort_keys=True, ensure_ascii=False)

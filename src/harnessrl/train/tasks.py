@@ -71,7 +71,9 @@ def check_first_prompts_fit(tasks: list[Any], harnesses: list[Any], open_env: Ca
     for h in harnesses:
         env = open_env(task, 0)
         try:
-            n = count_tokens(h.open(task, env, 0).messages)
+            session = h.open(task, env, 0)
+            session.ready()  # a program harness: its first call
+            n = count_tokens(session.messages)
         finally:
             env.close()
         if n + max_new_tokens > budget:

@@ -1,0 +1,325 @@
+"""The model gateway: an OpenAI-compatible endpoint that serves one episode's program.
+
+    gw = Gateway(api_key=key, model="smollm2-135m", sock=net.listen())   # a listener in the episode netns
+    gw.start()                      # serves http://127.0.0.1:<port>/v1 from host threads
+    call = gw.next_call(timeout=5)  # the program's next POST /v1/chat/completions, or None
+    gw.answer(call, Reply(content="..."))   # the HTTP thread writes the response (JSON or SSE)
+    gw.close("episode ended")       # every later request is refused; waiting ones too
+
+The gateway is transport only: it checks, queues and answers. It holds no weights, records or
+rewards; what a call means (the harness Session's next turn) and what answers it (one batched
+`policy.act` of the rollout loop) live above it. One gateway serves one episode: it knows one
+credential, and every request must carry it (`Authorization: Bearer KEY`).
+
+Refusals end a program's call at once instead of being retried. Clients retry 408/409/429/5xx
+(the openai SDK by itself; litellm-based programs through tenacity on top), so every refusal is
+a 4xx that they give up on, with `x-should-retry: false` for the SDK (openai `_should_retry`):
+
+    401 invalid_api_key          no or another episode's credential
+    400 context_length_exceeded  a body over `max_request_bytes` (the programs stop on it at once)
+    400 invalid_request_error    malformed JSON / fields
+    403 budget_exceeded          calls beyond `max_calls`, or the episode's budget was declared spent
+    403 episode_ended            the gateway was closed while the call waited or after
+    404 / 405                    unknown path or method
+
+Each refusal is logged (logger `harnessrl.gateway`) and kept in `Gateway.refusals` with its
+reason, so an episode can report why its program stopped. Standard library only
+(`http.server.ThreadingHTTPServer`): one episode has at most a few concurrent requests, the
+server runs on a socket the host created inside the episode's network namespace, and no
+third-party server is needed for that (aiohttp would add an event loop per episode).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import queue
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from harnessrl.gateway.openai_wire import WireError, check_request, completion_json, sse_chunks
+
+log = logging.getLogger("harnessrl.gateway")
+
+
+@dataclass(slots=True)
+class Reply:
+    """What answers one call: plain content and/or OpenAI `tool_calls` dicts."""
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str = "stop"  # stop | length | tool_calls
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(slots=True)
+class Call:
+    """One pending `POST /v1/chat/completions`, waiting in the gateway for its answer."""
+
+    id: str
+    request: dict[str, Any]  # the checked JSON body, as the program sent it
+    received: float  # time.monotonic() at arrival
+    done: threading.Event = field(default_factory=threading.Event)
+    reply: Reply | None = None
+    refused: tuple[int, str, str] | None = None  # (status, code, message) when closed while waiting
+
+
+@dataclass(slots=True)
+class Refusal:
+    status: int
+    code: str
+    reason: str
+    at: float
+
+
+class Gateway:
+    """One episode's endpoint (module docstring). Thread-safe; `next_call`/`answer` from any thread."""
+
+    def __init__(self, *, api_key: str, model: str, sock: socket.socket | None = None,
+                 max_request_bytes: int = 4 << 20, max_calls: int = 1000):
+        if not api_key:
+            raise ValueError("a gateway needs a non-empty api key")
+        self.api_key, self.model = api_key, model
+        self.max_request_bytes, self.max_calls = int(max_request_bytes), int(max_calls)
+        self.calls: queue.Queue[Call] = queue.Queue()
+        self.refusals: list[Refusal] = []
+        self.n_calls = 0
+        self._lock = threading.Lock()
+        self._waiting: dict[str, Call] = {}
+        self._closed = ""  # why, once closed
+        self._spent = ""  # why, once the episode's budget is spent
+        self._server = _Server(self, sock)
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> "Gateway":
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"harnessrl-gateway-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self, reason: str = "episode ended") -> None:
+        """Refuse every waiting and later call, stop serving and close the listener."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = reason or "episode ended"
+            waiting = list(self._waiting.values())
+        for call in waiting:
+            call.refused = (403, "episode_ended", self._closed)
+            call.done.set()
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        self._server.server_close()
+
+    def spend(self, reason: str) -> None:
+        """The episode's budget is spent (turns, tokens, wall time): refuse every later call."""
+        with self._lock:
+            self._spent = self._spent or reason
+
+    # -- the session's side ---------------------------------------------------------------
+
+    def next_call(self, timeout: float | None = None) -> Call | None:
+        """The next call the program made, oldest first; None when none came within `timeout`."""
+        try:
+            return self.calls.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def answer(self, call: Call, reply: Reply) -> None:
+        call.reply = reply
+        call.done.set()
+
+    # -- the HTTP side (runs in the server's threads) --------------------------------------
+
+    def _admit(self, body: dict[str, Any]) -> Call | tuple[int, str, str]:
+        with self._lock:
+            if self._closed:
+                return 403, "episode_ended", f"the episode has ended ({self._closed})"
+            if self._spent:
+                return 403, "budget_exceeded", f"the episode's budget is spent ({self._spent})"
+            if self.n_calls >= self.max_calls:
+                return 403, "budget_exceeded", f"the episode's call budget ({self.max_calls} calls) is spent"
+            self.n_calls += 1
+            call = Call(id=f"chatcmpl-{uuid.uuid4().hex[:24]}", request=body, received=time.monotonic())
+            self._waiting[call.id] = call
+        self.calls.put(call)
+        return call
+
+    def _release(self, call: Call) -> None:
+        with self._lock:
+            self._waiting.pop(call.id, None)
+
+    def _refused(self, status: int, code: str, reason: str) -> None:
+        self.refusals.append(Refusal(status, code, reason, time.time()))
+        # a call cut off by the episode's end is expected (the program is killed next); the rest is news
+        level = logging.INFO if code == "episode_ended" else logging.WARNING
+        log.log(level, "gateway :%d refused a request: %d %s: %s", self.port, status, code, reason)
+
+    def authorized(self, header: str | None) -> bool:
+        scheme, _, token = (header or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode())
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a program killed mid-call must not keep the host process alive
+    request_queue_size = 16
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a program killed while its connection was open (reset, broken pipe) is not the host's error
+        log.debug("gateway :%d: a connection from %s ended abnormally", self.server_address[1], client_address,
+                  exc_info=True)
+
+    def __init__(self, gateway: Gateway, sock: socket.socket | None):
+        self.gateway = gateway
+        super().__init__(("127.0.0.1", 0), _Handler, bind_and_activate=sock is None)
+        if sock is not None:  # the host made it (inside the episode's network namespace): serve it as it is
+            self.socket.close()
+            self.socket = sock
+            self.server_address = sock.getsockname()[:2]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    server_version = "harnessrl-gateway"
+    sys_version = ""
+    timeout = 600  # a program that stops reading its socket frees the thread eventually
+
+    def setup(self) -> None:
+        super().setup()
+        # headers and body go out as two writes: without TCP_NODELAY the second waits for the
+        # client's delayed ACK (~40 ms a call on Linux loopback)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        log.debug("gateway :%d %s", self.server.gateway.port, format % args)
+
+    # -- routing ----------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        gw = self.server.gateway
+        if not self._auth():
+            return
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._json(200, {"object": "list", "data": [
+                {"id": gw.model, "object": "model", "created": 0, "owned_by": "harnessrl"}]})
+        elif self.path.rstrip("/").startswith(("/v1/models/", "/models/")) and self.path.rstrip("/").endswith("/" + gw.model):
+            self._json(200, {"id": gw.model, "object": "model", "created": 0, "owned_by": "harnessrl"})
+        else:
+            self._refuse(404, "not_found", f"no such path {self.path[:200]!r}; this gateway serves /v1/chat/completions and /v1/models")
+
+    def do_POST(self) -> None:
+        gw = self.server.gateway
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._drain()
+            self._refuse(404, "not_found", f"no such path {self.path[:200]!r}; this gateway serves /v1/chat/completions")
+            return
+        if not self._auth():
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or -1)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._refuse(411, "invalid_request_error", "a request body needs a Content-Length")
+            return
+        if length > gw.max_request_bytes:
+            self.close_connection = True  # the body is not read: the connection cannot be reused
+            self._refuse(400, "context_length_exceeded", f"request of {length} bytes exceeds this model's maximum "
+                         f"context length (the gateway takes at most {gw.max_request_bytes} bytes)")
+            return
+        raw = self.rfile.read(length)
+        try:
+            body = check_request(json.loads(raw))
+        except (ValueError, WireError) as err:
+            self._refuse(400, "invalid_request_error", f"invalid request: {err}")
+            return
+        admitted = gw._admit(body)
+        if isinstance(admitted, tuple):
+            self._refuse(*admitted)
+            return
+        call = admitted
+        try:
+            call.done.wait()
+            if call.refused is not None or call.reply is None:
+                self._refuse(*(call.refused or (403, "episode_ended", "the episode has ended")))
+                return
+            if body.get("stream"):
+                self._sse(call, call.reply)
+            else:
+                self._json(200, completion_json(call.id, gw.model, call.reply))
+        finally:
+            gw._release(call)
+
+    def do_PUT(self) -> None:
+        self._drain()
+        self._refuse(405, "method_not_allowed", "only GET /v1/models and POST /v1/chat/completions are served")
+
+    do_DELETE = do_PATCH = do_PUT
+
+    # -- responses --------------------------------------------------------------------------
+
+    def _auth(self) -> bool:
+        if self.server.gateway.authorized(self.headers.get("Authorization")):
+            return True
+        self.close_connection = True
+        self._refuse(401, "invalid_api_key", "missing or wrong api key for this episode's gateway")
+        return False
+
+    def _drain(self) -> None:
+        self.close_connection = True
+
+    def _refuse(self, status: int, code: str, reason: str) -> None:
+        self.server.gateway._refused(status, code, reason)
+        kind = {401: "authentication_error", 403: "permission_error"}.get(status, "invalid_request_error")
+        self._json(status, {"error": {"message": reason, "type": kind, "code": code, "param": None}},
+                   {"x-should-retry": "false"})
+
+    def _json(self, status: int, obj: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(obj, ensure_ascii=False).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the program hung up (killed mid-call): nothing to answer
+            self.close_connection = True
+
+    def _sse(self, call: Call, reply: Reply) -> None:
+        include_usage = bool((call.request.get("stream_options") or {}).get("include_usage"))
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")  # the stream ends with the connection (no chunked framing)
+            self.end_headers()
+            for chunk in sse_chunks(call.id, self.server.gateway.model, reply, include_usage):
+                self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
