@@ -1,4 +1,4 @@
-def greet(name):
+def greet(name=None):
     return f"Hello, {name}!"
 
 
