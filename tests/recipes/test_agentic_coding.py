@@ -76,7 +76,7 @@ def test_report_has_before_and_after_for_every_external_suite(run):
         assert needle in html, needle
     for suite in ("heldout", "terminal-v1", "sealed", "terminal-bench"):
         assert f"{suite}: pass@1" in output
-        assert html.count(f"<td>{suite}</td>") == 3, suite  # one pass@1 row, a before and an after failure row
+        assert html.count(f"<td>{suite}</td>") == 4, suite  # pass@1, steps-on-solved, a before and an after failure row
     for fig in ("pass_at_1.png", "failure_modes.png"):
         assert (out / fig).stat().st_size > 1000
 
@@ -110,7 +110,7 @@ def test_episode_counts_match_tasks_times_harness(run):
 @pytest.mark.slow
 def test_sealed_split_is_evaluated_once_verified_and_refused_by_training(run, tmp_path):
     out, _, _ = run
-    (seal,) = all_seals(out / "seals")
+    (seal,) = [s for s in all_seals(out / "seals") if "-sealed-" in s.name]
     store = RecordStore(out / "store")
     assert seal.eval_path.exists() and verify_seal(seal.name, store, out / "seals") == []
     entry = json.loads(seal.eval_path.read_text())["entry"]
@@ -140,7 +140,7 @@ def test_resume_adds_no_episodes_then_a_fresh_folder_adds_only_its_own(run, tmp_
     res = invoke("--out", str(out), "--tb-path", str(tb), "--resume", *SETS)
     assert res.exit_code == 0, res.output
     assert _counts(out) == before
-    assert len(all_seals(out / "seals")) == 1
+    assert len(all_seals(out / "seals")) == 2  # the held-out tasks and the held-back slice
     # tasks written after training began, added on --resume: sealed, evaluated once before and after
     fresh = fresh_folder(tmp_path / "fresh")
     res = invoke("--out", str(out), "--tb-path", str(tb), "--sealed-suite", str(fresh), "--resume", *SETS)

@@ -13,13 +13,29 @@ TASKS = [t for s in SUITES.values() for t in s]
 
 
 def test_suite_sizes_and_ids():
-    assert set(SUITES) >= {"code-v1", "terminal-v1"}
-    assert len(SUITES["code-v1"]) >= 40 and len(SUITES["terminal-v1"]) >= 20
+    assert set(SUITES) >= {"code-v1", "code-v2", "terminal-v1"}
+    assert len(SUITES["code-v1"]) >= 40 and len(SUITES["terminal-v1"]) >= 20 and len(SUITES["code-v2"]) >= 30
     ids = [t.id for t in TASKS]
     assert len(ids) == len(set(ids))
     categories = {t.meta.category for t in SUITES["code-v1"]}
     assert {"bugfix", "feature", "refactor"} <= categories
     assert {"text", "files", "git", "scripting", "build"} <= {t.meta.category for t in SUITES["terminal-v1"]}
+    assert {"bugfix", "feature"} <= {t.meta.category for t in SUITES["code-v2"]}
+
+
+def test_code_v2_tasks_are_small_distinct_edits_with_held_out_tests():
+    """code-v2 is the first rung for small models: one short edit of one file per task (a reference
+    solution of one replacement of at most 6 lines), each task its own module and its own held-out tests."""
+    tasks = SUITES["code-v2"]
+    modules = set()
+    for t in tasks:
+        files = [p for p in t.workspace_dir.rglob("*") if p.is_file()]
+        assert len(files) == 1, t.id
+        modules.add(files[0].name)
+        (step,) = t.solution.steps
+        assert isinstance(step, Replace) and len(step.new.splitlines()) <= 6, t.id
+        assert t.test_files["heldout"], f"{t.id}: held-out tests catch a fix that only passes the visible tests"
+    assert len(modules) == len(tasks), "each task is its own module, not a clone of another"
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)

@@ -20,6 +20,8 @@ def agentic_coding(
     scale: str = typer.Option("small", "--scale", help="small: a few code-v1 tasks, one harness (CPU); paper: rank-32 LoRA, TRL engine, GPU."),
     model: str | None = typer.Option(None, "--model", "-m", help="Model folder, cached id or name (smollm2-135m); default: build a tiny LM here."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=1, help="LoRA rank (32 at paper scale)."),
+    harness: str | None = typer.Option(None, "--harness", help="Harnesses to warm-start, train and evaluate through, "
+                                       "comma-separated (default qwen_code_3turns), e.g. swe_agent or a real program."),
     eval_suites: str | None = typer.Option(None, "--eval-suites", help="External suites, comma-separated: heldout, sealed, "
                                            "terminal-v1 (any other built-in suite); fresh / terminal-bench join with their folder."),
     sealed_suite: Path | None = typer.Option(None, "--sealed-suite", parser=path_arg, help="A folder of tasks written after "
@@ -40,6 +42,11 @@ def agentic_coding(
     given = {"model": model, "lora_rank": lora_rank, "engine": engine,
              "sealed_suite": json.dumps(str(sealed_suite)) if sealed_suite else None,
              "tb_path": json.dumps(str(tb_path)) if tb_path else None}
+    if harness is not None:
+        names = [s.strip() for s in harness.split(",") if s.strip()]
+        if not names:
+            raise fail("--harness is empty; name at least one harness (swe_agent, terminus, qwen_code, ...)")
+        given["harnesses"] = "[" + ",".join(names) + "]"
     if eval_suites is not None:
         names = [s.strip() for s in eval_suites.split(",") if s.strip()]
         if not names:
@@ -60,7 +67,8 @@ def agentic_coding(
         report = build_report(res, command)
     rates, _ = tables(res)
     for r in rates:
-        console.print(f"  {r['suite']}: pass@1 {r['pass@1 before']} -> {r['pass@1 after']} (change {r['change']})", highlight=False)
+        shown = " -> ".join(f"{k[len('pass@1 '):]} {v}" for k, v in r.items() if k.startswith("pass@1 "))
+        console.print(f"  {r['suite']}: pass@1 {shown} (change {r['change']})", highlight=False)
     console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")
     if browser_check:
         from harnessrl.report.browser import BrowserError, check_report

@@ -9,10 +9,18 @@ requirement or breaks existing behaviour — before vs after training. At small 
   2. the training suite is split (seeded) into training tasks, held-out tasks and a held-back
      slice that is sealed before training (training refuses sealed tasks);
   3. BEFORE: the starting policy, greedy, on every external suite through every harness;
-  4. one epoch of GSPO with a LoRA adapter through the harnesses (every training task drawn
-     once: updates = ceil(tasks / tasks_per_update); recipes/engine.py: native or TRL);
-  5. AFTER: the trained adapter on the same external suites, same seeds;
-  6. each seal's evaluation (both policies) is written once and verified; report.
+  4. optional warm start (`warm_start=true`): SFT with LoRA on the oracle's token-exact episodes
+     through one harness on the training tasks (never a sealed one), the adapter merged into the
+     base; the SFT model is evaluated like the base;
+  5. one epoch of GSPO with a fresh LoRA adapter on the start model (the SFT model when warmed,
+     so the KL reference — the adapter disabled — is the SFT model), once per seed in
+     `rl_seeds` (every training task drawn once: updates = ceil(tasks / tasks_per_update);
+     recipes/engine.py: native or TRL);
+  6. AFTER: each trained adapter on the same external suites, same seeds;
+  7. each seal's evaluation (every policy) is written once and verified; report.
+
+The held-out tasks and the held-back slice are both sealed before any demonstration or training
+episode runs; `eval_harnesses` are evaluated through but never trained in (SFT or GSPO).
 
 External suites: `heldout` (held-out tasks of the training suite), any other built-in suite
 (`terminal-v1`), `sealed` (the held-back slice), `fresh` (a folder of tasks written after
@@ -29,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import resource
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -37,7 +46,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from harnessrl.config import ConfigError
+from harnessrl.config import ConfigError, changed_settings
 from harnessrl.episode import Episode
 from harnessrl.fileio import atomic_write_text
 from harnessrl.evaluate.seal import Seal, create_seal, load_seal, write_sealed_eval
@@ -53,7 +62,7 @@ from harnessrl.recipes.workers import folder_lock
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.agent import AgentTrainConfig
-from harnessrl.train.sft import build_tiny_for
+from harnessrl.train.sft import build_tiny_for, warm_start
 from harnessrl.train.tasks import load_tasks, task_id
 
 CLAIM = ("Agentic coding RL: one epoch of GSPO on a rank-32 LoRA adapter (Kimi K2.7 Code, 1,700 tasks) raises pass@1 "
@@ -87,12 +96,27 @@ class AgenticCodingConfig(LMRecipeConfig):
     eval_seeds: int = Field(1, ge=1, description="Greedy episodes per task and harness.")
     max_new_tokens: int = 24
     tiny_positions: int = Field(4096, ge=256, description="Context of the tiny LM built when no model is given.")
+    warm_start: bool = Field(False, description="SFT (LoRA, merged) on the oracle's episodes through sft_harness on the "
+                             "training tasks before GSPO; GSPO then trains a fresh LoRA whose KL reference is the SFT model.")
+    sft_harness: str | None = Field(None, description="Harness of the warm start's demonstrations (None: the first of harnesses).")
+    eval_harnesses: list[str] = Field([], description="Harnesses every policy is evaluated through but never trained in.")
+    rl_seeds: list[int] = Field([0], min_length=1, description="One GSPO run per seed, all from the same start; "
+                                "pass@1 after training pools them (per task: the mean over seeds).")
 
     @model_validator(mode="after")
     def _check(self) -> "AgenticCodingConfig":
         if self.objective not in ("gspo", "gspo_token"):
             raise ValueError(f"objective {self.objective!r}: this recipe is GSPO (gspo or gspo_token)")
+        if len(set(self.rl_seeds)) != len(self.rl_seeds):
+            raise ValueError(f"rl_seeds {self.rl_seeds}: give each seed once")
+        trained = {*self.harnesses, self.sft_harness_id()} if self.warm_start else set(self.harnesses)
+        if set(self.eval_harnesses) & trained:
+            raise ValueError(f"eval_harnesses {sorted(set(self.eval_harnesses) & trained)}: trained in (harnesses or "
+                             "sft_harness); an evaluation-only harness must be one the policy never trained in")
         return self
+
+    def sft_harness_id(self) -> str:
+        return self.sft_harness or self.harnesses[0]
 
     def n_updates(self) -> int:
         """One epoch: every training task is drawn once (all in one update when tasks_per_update >= train_tasks)."""
@@ -116,10 +140,10 @@ def preset(scale: str) -> dict[str, Any]:
 # 1. Tasks, harnesses and the external suites
 
 
-def harnesses_of(cfg: AgenticCodingConfig) -> list[Harness]:
+def harnesses_of(cfg: AgenticCodingConfig, specs: list[str] | None = None) -> list[Harness]:
     """The harnesses, each with the recipe's turn limit (the trainer applies the same override)."""
     out = []
-    for spec in cfg.harnesses:
+    for spec in cfg.harnesses if specs is None else specs:
         h = make_harness(spec)
         if cfg.max_turns is not None:
             h.spec = h.spec.model_copy(update={"max_turns": cfg.max_turns})
@@ -246,9 +270,8 @@ def check_resumable(cfg: AgenticCodingConfig, out: Path) -> None:
     settings — another external suite, a fresh or Terminal-Bench folder — may be added)."""
     path = out / "config.json"
     new = cfg.model_dump(mode="json")
-    if path.exists():
-        old = json.loads(path.read_text())
-        diff = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if k not in EVAL_ONLY and old.get(k) != new[k]]
+    if path.exists():  # a setting added since the run began counts as its default there (config.changed_settings)
+        diff = [f"{k}: {was!r} -> {now!r}" for k, was, now in changed_settings(cfg, json.loads(path.read_text()), EVAL_ONLY)]
         if diff:
             raise ConfigError(f"{out} holds a run with other training settings ({'; '.join(diff)}); resume it with the "
                               "same settings or choose another --out")
@@ -275,14 +298,21 @@ def evaluate(policy: LMPolicy, harnesses: list[Harness], tasks: list[TaskLike], 
     return ids
 
 
-def rl_config(cfg: AgenticCodingConfig, out: Path, model: str, train: list[Any]) -> AgentTrainConfig:
+def gspo_run_id(seed: int) -> str:
+    """Seed 0 keeps the name a single-seed run always had (its folders and episodes stay resumable)."""
+    return "gspo" if seed == 0 else f"gspo-s{seed}"
+
+
+def rl_config(cfg: AgenticCodingConfig, out: Path, model: str, train: list[Any], seed: int = 0) -> AgentTrainConfig:
+    """GSPO with a fresh LoRA on `model` (the base, or the merged SFT model): its reference is `model`."""
     extra = {"max_turns": cfg.max_turns} if cfg.max_turns is not None else {}
+    run_id = gspo_run_id(seed)
     return AgentTrainConfig(
         policy=policy_config(cfg, model, lora_rank=cfg.lora_rank, temperature=cfg.temperature),
-        micro_batch_tokens=cfg.micro_batch_tokens, run_dir=str(out / "runs" / "gspo"), store=str(out / "store"),
-        run_id="gspo", suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.harnesses),
+        micro_batch_tokens=cfg.micro_batch_tokens, run_dir=str(out / "runs" / run_id), store=str(out / "store"),
+        run_id=run_id, suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.harnesses),
         group_size=cfg.group_size, tasks_per_update=min(cfg.tasks_per_update, len(train)), updates=cfg.n_updates(),
-        grouping="within", objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=0,
+        grouping="within", objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed,
         seals_dir=str(out / "seals"), report_to=cfg.report_to, **extra)
 
 
@@ -293,52 +323,86 @@ def run(cfg: AgenticCodingConfig, out: str | Path, *, progress: Callable[[str, i
         return _run(cfg, Path(out), progress)
 
 
-def check(cfg: AgenticCodingConfig) -> tuple[list[Harness], list[Any], list[Any], dict[str, list[Any]]]:
+def check(cfg: AgenticCodingConfig) -> tuple[list[Harness], list[Any], dict[str, list[Any]]]:
     """Everything cheap that can be wrong with the settings, before anything is written:
-    (harnesses, training tasks, held-back sealed tasks, {external suite: tasks})."""
-    harnesses = harnesses_of(cfg)  # an unknown harness fails here
+    (harnesses evaluated through, training tasks, {external suite: tasks})."""
+    trained = harnesses_of(cfg)  # an unknown harness fails here
+    evaluated = trained + harnesses_of(cfg, cfg.eval_harnesses)
     train, heldout, sealed = split_of(cfg)
     suites = external_suites(cfg, heldout, sealed)
-    check_cells(harnesses, {"train": train, **suites})
-    return harnesses, train, sealed, suites
+    check_cells(trained, {"train": train})
+    if cfg.warm_start:
+        check_cells(harnesses_of(cfg, [cfg.sft_harness_id()]), {"train": train})
+    check_cells(evaluated, suites)
+    return evaluated, train, suites
 
 
 def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int | None], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    harnesses, train, sealed, suites = check(cfg)
+    harnesses, train, suites = check(cfg)
     check_resumable(cfg, out)
-    model = cfg.model or build_tiny_for(out / "model", Oracle(), list(cfg.harnesses), train, size=cfg.tiny_size,
-                                         max_positions=cfg.tiny_positions)
-    seals = {"sealed": _seal(out, run_key(cfg, "sealed"), sealed, f"held back from {cfg.suite}, sealed before training")} \
-        if "sealed" in suites else {}
+    model = cfg.model or build_tiny_for(out / "model", Oracle(), [*cfg.harnesses, cfg.sft_harness_id()], train,
+                                         size=cfg.tiny_size, max_positions=cfg.tiny_positions)
+    # the held-out tasks and the held-back slice are sealed before any demonstration or training episode
+    seals = {name: _seal(out, run_key(cfg, name), suites[name], note) for name, note in (
+        ("heldout", f"held out from {cfg.suite}, sealed before the warm start and training"),
+        ("sealed", f"held back from {cfg.suite}, sealed before training")) if name in suites}
     store, group = RecordStore(out / "store"), sampling_group_size(cfg, turns=cfg.max_turns or 4)
     order = list(suites)
-    steps = 2 * len(order)
-    base = LMPolicy.from_config(policy_config(cfg, model))  # the starting policy: no adapter
-    before = {}
-    for i, name in enumerate(o for o in order if o != "fresh"):  # fresh tasks exist only once training began
-        before[name] = evaluate(base, harnesses, suites[name], cfg.eval_seeds, f"before-{run_key(cfg, name)}", store, group)
-        progress("evaluations", i + 1, steps)
-    del base  # a real model: not two copies in memory while training
+    policies = ["before", *(["sft"] if cfg.warm_start else []), *(f"after-s{s}" for s in cfg.rl_seeds)]
+    steps, done = len(policies) * len(order), 0
+
+    def evaluate_all(label: str, policy: LMPolicy, names: list[str]) -> dict[str, list[str]]:
+        nonlocal done
+        ids = {}
+        for name in names:
+            ids[name] = evaluate(policy, harnesses, suites[name], cfg.eval_seeds, f"{label}-{run_key(cfg, name)}", store, group)
+            done += 1
+            progress("evaluations", done, steps)
+        return ids
+
+    now = [o for o in order if o != "fresh"]  # fresh tasks exist only once training began
+    evals: dict[str, dict[str, list[str]]] = {"before": evaluate_all("before", LMPolicy.from_config(policy_config(cfg, model)), now)}
+    start, sft_info = model, None
+    if cfg.warm_start:
+        start, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
+                                     cfg.sft_harness_id(), train[:cfg.sft_tasks], seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
+                                     lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
+                                     progress=progress, seals_dir=out / "seals")
+        evals["sft"] = evaluate_all("sft", LMPolicy.from_config(policy_config(cfg, start)), now)
     started = json_stage(out, "training_started", lambda: {"unix": time.time(),
                                                           "utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
-    trained = train_agent(rl_config(cfg, out, model, train), train, cfg.engine,
-                          lambda r: progress("GSPO updates", r["update"], cfg.n_updates()))
-    if "fresh" in suites:
-        seals["fresh"] = _seal(out, run_key(cfg, "fresh"), suites["fresh"], f"{cfg.sealed_suite}: tasks written after training "
-                               f"began ({started['utc']}); sealed once training had run")
-        before["fresh"] = evaluate(LMPolicy.from_config(policy_config(cfg, model)), harnesses, suites["fresh"],
-                                   cfg.eval_seeds, f"before-{run_key(cfg, 'fresh')}", store, group)
-    after = {}
-    for i, name in enumerate(order):
-        after[name] = evaluate(trained.policy, harnesses, suites[name], cfg.eval_seeds, f"after-{run_key(cfg, name)}", store, group)
-        progress("evaluations", len(order) + i + 1, steps)
-    for name, seal in seals.items():  # each seal's one evaluation: both policies, written once
+    metrics, per_seed = [], {}
+    for seed in cfg.rl_seeds:
+        trained = train_agent(rl_config(cfg, out, start, train, seed), train, cfg.engine,
+                              lambda r: progress(f"GSPO updates (seed {seed})", r["update"], cfg.n_updates()))
+        metrics += [{"seed": seed, **r} for r in trained.rows]
+        if "fresh" in suites and "fresh" not in seals:
+            seals["fresh"] = _seal(out, run_key(cfg, "fresh"), suites["fresh"], f"{cfg.sealed_suite}: tasks written "
+                                   f"after training began ({started['utc']}); sealed once training had run")
+        label = "after" if seed == 0 else f"after-s{seed}"  # seed 0 keeps a single-seed run's episode ids
+        per_seed[seed] = evaluate_all(label, trained.policy, order)
+        del trained  # a real model: one copy in memory at a time
+    if "fresh" in suites:  # the untrained policies on the fresh tasks, which exist only once training began
+        evals["before"].update(evaluate_all("before", LMPolicy.from_config(policy_config(cfg, model)), ["fresh"]))
+        if cfg.warm_start:
+            evals["sft"].update(evaluate_all("sft", LMPolicy.from_config(policy_config(cfg, start)), ["fresh"]))
+    evals["after"] = {name: [i for seed in cfg.rl_seeds for i in per_seed[seed][name]] for name in order}
+    for name, seal in seals.items():  # each seal's one evaluation: every policy, written once
         if not seal.eval_path.exists():
-            write_sealed_eval(seal, store, before[name] + after[name], {"pass@1": {
-                "before": _rate(store, before[name]), "after": _rate(store, after[name])}})
+            ids = [i for p in evals.values() for i in p.get(name, [])]
+            write_sealed_eval(seal, store, ids, {"pass@1": {p: _rate(store, v[name]) for p, v in evals.items() if name in v}})
     fresh_after = written_after(suites["fresh"], started["unix"]) if "fresh" in suites else []
-    return {"cfg": cfg, "out": out, "model": model, "suites": {k: [task_id(t) for t in v] for k, v in suites.items()},
-            "suite_tasks": suites, "train_tasks": [task_id(t) for t in train], "harnesses": [h.id for h in harnesses],
-            "before": before, "after": after, "seals": seals, "metrics": trained.rows, "training_started": started,
-            "fresh_written_after": fresh_after, "wall_s": time.perf_counter() - t0}
+    return {"cfg": cfg, "out": out, "model": model, "start_model": start, "sft": sft_info,
+            "suites": {k: [task_id(t) for t in v] for k, v in suites.items()}, "suite_tasks": suites,
+            "train_tasks": [task_id(t) for t in train], "harnesses": [h.id for h in harnesses],
+            "before": evals["before"], "sft_eval": evals.get("sft"), "after": evals["after"], "after_by_seed": per_seed,
+            "seals": seals, "metrics": metrics, "training_started": started, "fresh_written_after": fresh_after,
+            "wall_s": time.perf_counter() - t0, "peak_rss_gb": peak_rss_gb()}
+
+
+def peak_rss_gb() -> float:
+    """Peak resident memory of this process and its finished children (Linux: ru_maxrss in KiB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, kids) / 2**20

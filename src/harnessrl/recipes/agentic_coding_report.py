@@ -1,5 +1,6 @@
-"""The agentic-coding recipe's report: pass@1 before vs after on each external suite (CIs over
-tasks, the paired change), steps per episode, failure modes, the GSPO run, and the seals."""
+"""The agentic-coding recipe's report: pass@1 of the base, the SFT model (a warm-started run) and
+SFT+GSPO (pooled over the GSPO seeds) on each external suite (CIs over tasks, paired changes),
+agent steps on tasks solved both before and after, failure modes, the GSPO runs, and the seals."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from harnessrl.records import RecordStore
 from harnessrl.recipes.agentic_coding import CLAIM
 from harnessrl.report.html import Report
 
-POLICIES = ("before", "after")
+#: result key -> label. `sft` is present only in a warm-started run; `after` pools the GSPO seeds.
+LABELS = {"before": "base", "sft": "SFT", "after": "GSPO"}
 #: Failure modes the paper names, as the grader labels them (tasks.scoring) and the harness counts them.
 MODES = ("dropped_requirement", "broke_existing", "format_error")
 TRAIN_COLUMNS = ("update", "episodes", "reward_mean", "solve_rate", "turns_mean", "format_errors", "signal_fraction",
@@ -58,26 +60,84 @@ def _ci(est: Estimate, sign: str = "") -> str:
     return f"{est.value:{sign}.3f} [{est.lo:{sign}.3f}, {est.hi:{sign}.3f}]"
 
 
+def policies(res: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+    """{policy key: {suite: episode ids}} in report order: base, SFT (when warm-started), after GSPO."""
+    out = {"before": res["before"]}
+    if res.get("sft_eval"):
+        out["sft"] = res["sft_eval"]
+    out["after"] = res["after"]
+    return out
+
+
+def label(res: dict[str, Any], p: str) -> str:
+    return "SFT+GSPO" if p == "after" and res.get("sft_eval") else LABELS[p]
+
+
+def steps_solved_both(before: list[Episode], after: list[Episode]) -> dict[str, Any]:
+    """Agent steps per solved episode on the tasks both policies solved at least once (the paper's
+    "fewer steps" measure, on the same tasks): mean over tasks of each policy's mean steps when solved."""
+    def steps(eps: list[Episode]) -> dict[str, float]:
+        acc: dict[str, list[int]] = defaultdict(list)
+        for e in eps:
+            if e.success:
+                acc[e.context.task_id].append(e.num_turns)
+        return {t: float(np.mean(v)) for t, v in acc.items()}
+    b, a = steps(before), steps(after)
+    both = sorted(set(b) & set(a))
+    return {"tasks solved by both": len(both), "steps before": float(np.mean([b[t] for t in both])) if both else float("nan"),
+            "steps after": float(np.mean([a[t] for t in both])) if both else float("nan")}
+
+
 def tables(res: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(pass@1 rows: one per external suite; failure rows: one per suite and policy)."""
     store = RecordStore(Path(res["out"]) / "store")
+    pol = policies(res)
+    start = "sft" if "sft" in pol else "before"  # what GSPO started from
     rates, modes = [], []
     for suite in res["suites"]:
-        eps = {p: _episodes(store, res[p][suite]) for p in POLICIES}
-        est = {p: bootstrap_ci(np.array(list(per_task(eps[p]).values())), seed=0) for p in POLICIES}
-        rates.append({"suite": suite, "tasks": len(res["suites"][suite]), "episodes/policy": len(eps["after"]),
-                      "pass@1 before": _ci(est["before"]), "pass@1 after": _ci(est["after"]),
-                      "change": _ci(paired_change(eps["before"], eps["after"]), "+"),
-                      "_before": est["before"].value, "_after": est["after"].value})
-        for p in POLICIES:
+        eps = {p: _episodes(store, ids.get(suite, [])) for p, ids in pol.items()}
+        est = {p: bootstrap_ci(np.array(list(per_task(eps[p]).values())), seed=0) for p in pol}
+        row = {"suite": suite, "tasks": len(res["suites"][suite]), "episodes/policy": len(eps["before"])}
+        row.update({f"pass@1 {label(res, p)}": _ci(est[p]) for p in pol})
+        row["change"] = _ci(paired_change(eps[start], eps["after"]), "+")  # what GSPO did
+        if start == "sft":
+            row["change vs base"] = _ci(paired_change(eps["before"], eps["after"]), "+")
+            row["SFT vs base"] = _ci(paired_change(eps["before"], eps["sft"]), "+")
+        row.update({f"_{p}": est[p].value for p in pol})
+        rates.append(row)
+        for p in pol:
             e = eps[p]
-            modes.append({"suite": suite, "policy": p, "episodes": len(e),
+            modes.append({"suite": suite, "policy": label(res, p), "episodes": len(e),
                           "steps/episode": float(np.mean([x.num_turns for x in e])) if e else float("nan"),
                           "solved": float(np.mean([x.success for x in e])) if e else float("nan"),
                           **{m: float(np.mean([has_mode(x, m) for x in e])) if e else float("nan") for m in MODES},
                           "format errors/ep": float(np.mean([x.format_errors for x in e])) if e else float("nan"),
                           "turn limit": float(np.mean([x.status == "turn_limit" for x in e])) if e else float("nan")})
     return rates, modes
+
+
+def steps_table(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per suite: steps on tasks solved both before (base; and SFT when warm-started) and after GSPO."""
+    store = RecordStore(Path(res["out"]) / "store")
+    pol = policies(res)
+    rows = []
+    for suite in res["suites"]:
+        after = _episodes(store, pol["after"].get(suite, []))
+        for p in [q for q in pol if q != "after"]:
+            rows.append({"suite": suite, "before = ": label(res, p),
+                         **steps_solved_both(_episodes(store, pol[p].get(suite, [])), after)})
+    return rows
+
+
+def seed_table(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """pass@1 after GSPO per seed and suite (the pooled figure is their mean over tasks)."""
+    store = RecordStore(Path(res["out"]) / "store")
+    return [{"seed": seed, **{suite: _rate(_episodes(store, ids)) for suite, ids in by_suite.items()}}
+            for seed, by_suite in res["after_by_seed"].items()]
+
+
+def _rate(eps: list[Episode]) -> float:
+    return float(np.mean([e.success for e in eps])) if eps else float("nan")
 
 
 def seal_checks(res: dict[str, Any]) -> dict[str, list[str]]:
@@ -93,18 +153,28 @@ def build_report(res: dict[str, Any], command: str) -> Path:
     rates, modes = tables(res)
     rep = Report("Agentic coding: one epoch of GSPO with a LoRA adapter, external suites before vs after",
                  claim=CLAIM, scale_note=_scale_note(res))
+    warm = (f" `SFT` is the base after the warm start (LoRA on {res['sft']['demonstrations']} oracle episodes through "
+            f"{cfg.sft_harness_id()}, merged); GSPO trained a fresh adapter on it, so its KL reference is the SFT model; "
+            "`change` is SFT+GSPO - SFT, `change vs base` SFT+GSPO - base.") if res.get("sft") else ""
     rep.section("pass@1 on external suites, before vs after training", (
         f"Greedy, {cfg.eval_seeds} episode(s) per task and harness ({', '.join(res['harnesses'])}); 95% percentile-"
-        "bootstrap CIs over tasks; the change is after - before, paired by task. `before` is the starting model "
-        "(no adapter), `after` the trained adapter on it, on the same tasks and seeds."))
+        "bootstrap CIs over tasks; changes are paired by task. `base` is the starting model (no adapter), `GSPO` the "
+        f"trained adapter, pooled over {len(cfg.rl_seeds)} GSPO seed(s) {cfg.rl_seeds} (per task: the mean over seeds "
+        f"and episodes), on the same tasks and evaluation seeds.{warm}"
+        + (f" Evaluated through but never trained in: {', '.join(cfg.eval_harnesses)}." if cfg.eval_harnesses else "")))
     rep.table([{k: v for k, v in r.items() if not k.startswith("_")} for r in rates], caption="pass@1 [95% CI]")
-    rep.figure(_bars(rates), "pass@1 before vs after per external suite", name="pass_at_1")
+    rep.figure(_bars(res, rates), "pass@1 per policy and external suite", name="pass_at_1")
+    rep.table(seed_table(res), caption="pass@1 after GSPO per seed", digits=3)
+    rep.section("Agent steps on tasks solved both before and after", (
+        "Per suite, the tasks that both policies solved at least once; per task the mean agent turns of its solved "
+        "episodes, then the mean over those tasks."))
+    rep.table(steps_table(res), caption="Steps per solved episode on tasks solved by both", digits=2)
     rep.section("Steps per episode and failure modes", (
         "Share of episodes with each failure mode (an episode can have several): dropped_requirement = a requirement "
         "test of the hidden suite fails; broke_existing = a regression test fails (behaviour the workspace had); "
         "format_error = at least one reply the harness could not parse. Steps = agent turns."))
     rep.table(modes, caption="Steps and failure modes per suite and policy", digits=3)
-    rep.figure(_modes_fig(modes), "Mean steps and failure-mode shares, before vs after (all suites)", name="failure_modes")
+    rep.figure(_modes_fig(res, modes), "Mean steps and failure-mode shares per policy (all suites)", name="failure_modes")
     _training(rep, res)
     _seals(rep, res)
     rep.config(cfg)
@@ -118,22 +188,27 @@ def _scale_note(res: dict[str, Any]) -> str:
     return (f"{'paper' if cfg.scale == 'paper' else 'small'} scale — the paper trained Kimi K2.7 Code on 1,700 tasks and "
             f"evaluated on six external benchmarks. Here: model {cfg.model or 'tiny Qwen2-style LM built here (random init)'}, "
             f"LoRA rank {cfg.lora_rank}; {len(res['train_tasks'])} training tasks of {cfg.suite!r} through "
-            f"{', '.join(res['harnesses'])} (turn limit {cfg.max_turns or 'the harness default'}, max_new_tokens "
+            f"{', '.join(cfg.harnesses)} (turn limit {cfg.max_turns or 'the harness default'}, max_new_tokens "
             f"{cfg.max_new_tokens}); one epoch of {cfg.objective.upper()} = {cfg.n_updates()} update(s) of "
             f"{min(cfg.tasks_per_update, len(res['train_tasks']))} tasks x group {cfg.group_size} ({n_ep} training episodes, "
-            f"engine {cfg.engine}). External suites: {', '.join(f'{k} ({len(v)})' for k, v in res['suites'].items())}. "
-            f"Wall time {res['wall_s']:.0f} s (this invocation).")
+            f"engine {cfg.engine}, {len(cfg.rl_seeds)} seed(s)). "
+            + (f"Warm start: SFT {res['sft']['steps']} step(s) on {res['sft']['demonstrations']} oracle episodes "
+               f"through {cfg.sft_harness_id()} ({res['sft']['seconds']:.0f} s in the run that made it). " if res.get("sft") else "")
+            + f"External suites: {', '.join(f'{k} ({len(v)})' for k, v in res['suites'].items())}. "
+            f"Wall time {res['wall_s']:.0f} s and peak memory {res['peak_rss_gb']:.2f} GB RSS (this invocation).")
 
 
 def _training(rep: Report, res: dict[str, Any]) -> None:
     keys = [k for k in TRAIN_COLUMNS if any(k in r for r in res["metrics"])]  # either engine's rows (engine.native_rows)
-    rows = [{k: r.get(k, float("nan")) for k in keys} for r in res["metrics"]]
+    rows = [{"seed": r.get("seed", 0), **{k: r.get(k, float("nan")) for k in keys}} for r in res["metrics"]]
     cfg = res["cfg"]
     epoch = ("every training task is drawn exactly once" if cfg.n_updates() == 1 or cfg.engine == "trl" else
              "tasks are drawn per update without replacement within an update (an epoch in expectation)")
     rep.section("Training: one epoch of GSPO", (
         f"{cfg.n_updates()} update(s) x {min(cfg.tasks_per_update, len(res['train_tasks']))} tasks; {epoch}. "
-        f"Sequence-level importance ratios (GSPO), groups = task x harness, KL coefficient {cfg.kl_coef}. "
+        f"Sequence-level importance ratios (GSPO), groups = task x harness, KL coefficient {cfg.kl_coef}; "
+        "signal_fraction = the share of the update's groups with mixed outcomes (neither all solved nor all failed: "
+        "the only groups with a non-zero advantage). "
         f"Training began {res['training_started']['utc']}."))
     rep.table(rows, caption="Per update", digits=4)
 
@@ -143,9 +218,12 @@ def _seals(rep: Report, res: dict[str, Any]) -> None:
     for kind, seal in res["seals"].items():
         problems = checks[kind]
         text = (f"Seal `{seal.name}` ({seal.path}) holds {len(seal.task_ids)} task(s); created {seal.manifest['created']}; "
-                f"its one evaluation (both policies) is {seal.eval_path}. "
+                f"its one evaluation (every policy) is {seal.eval_path}. "
                 + ("Verification: intact." if not problems else "Verification problems: " + "; ".join(problems)))
-        if kind == "sealed":
+        if kind == "heldout":
+            text += (" The held-out tasks of the training suite, sealed before the warm start's demonstrations and "
+                     "before training: neither may use them.")
+        elif kind == "sealed":
             text += (" These tasks were held back from the training suite and sealed before training: training refuses "
                      "them, but they were written before training began (a stand-in for post-training data; give "
                      "--sealed-suite with tasks written after training began for the `fresh` split).")
@@ -156,11 +234,12 @@ def _seals(rep: Report, res: dict[str, Any]) -> None:
         rep.section(f"Sealed split: {kind}", text)
 
 
-def _bars(rates: list[dict[str, Any]]):
+def _bars(res: dict[str, Any], rates: list[dict[str, Any]]):
     fig, ax = plt.subplots(figsize=(7, 3.2))
-    x = np.arange(len(rates))
-    for i, p in enumerate(POLICIES):
-        ax.bar(x + (i - 0.5) * 0.38, [r[f"_{p}"] for r in rates], 0.38, label=p)
+    x, pol = np.arange(len(rates)), list(policies(res))
+    w = 0.8 / len(pol)
+    for i, p in enumerate(pol):
+        ax.bar(x + (i - (len(pol) - 1) / 2) * w, [r[f"_{p}"] for r in rates], w, label=label(res, p))
     ax.set_xticks(x)
     ax.set_xticklabels([r["suite"] for r in rates])
     ax.set_ylabel("pass@1")
@@ -169,15 +248,16 @@ def _bars(rates: list[dict[str, Any]]):
     return fig
 
 
-def _modes_fig(modes: list[dict[str, Any]]):
+def _modes_fig(res: dict[str, Any], modes: list[dict[str, Any]]):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3))
+    names = [label(res, p) for p in policies(res)]
     mean = {p: {k: float(np.nanmean([r[k] for r in modes if r["policy"] == p])) for k in ("steps/episode", *MODES)}
-            for p in POLICIES}
-    a1.bar(list(POLICIES), [mean[p]["steps/episode"] for p in POLICIES])
+            for p in names}
+    a1.bar(names, [mean[p]["steps/episode"] for p in names])
     a1.set_title("steps per episode", fontsize=9)
-    x = np.arange(len(MODES))
-    for i, p in enumerate(POLICIES):
-        a2.bar(x + (i - 0.5) * 0.38, [mean[p][m] for m in MODES], 0.38, label=p)
+    x, w = np.arange(len(MODES)), 0.8 / len(names)
+    for i, p in enumerate(names):
+        a2.bar(x + (i - (len(names) - 1) / 2) * w, [mean[p][m] for m in MODES], w, label=p)
     a2.set_xticks(x)
     a2.set_xticklabels([m.replace("_", "\n") for m in MODES], fontsize=8)
     a2.set_ylim(0, 1.05)

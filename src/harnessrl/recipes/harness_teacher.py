@@ -208,7 +208,7 @@ def _run(cfg: HarnessTeacherConfig, out: Path, progress: Progress) -> dict[str, 
     sft_model, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
                                      cfg.train_harness, train[:cfg.sft_tasks], seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
                                      lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
-                                     progress=progress)
+                                     progress=progress, seals_dir=out / "seals")
     reference = LazyPolicy(policy_config(cfg, sft_model))
 
     # 2. the unseen harness is sealed before any RL touches the model

@@ -104,7 +104,7 @@ def warm_start(cfg: MultiHarnessConfig, out: Path, model: str, train: list[Any],
     policy_cfg = policy_config(cfg, model, lora_rank=cfg.lora_rank)
     return sft_warm_start(out / "sft", policy_cfg, Oracle(), cfg.sft_harness, train[:cfg.sft_tasks], seeds=cfg.sft_seeds,
                           epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_rows=cfg.sft_batch,
-                          micro_batch_tokens=cfg.sft_micro_batch_tokens, progress=progress)
+                          micro_batch_tokens=cfg.sft_micro_batch_tokens, progress=progress, seals_dir=out / "seals")
 
 
 def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:

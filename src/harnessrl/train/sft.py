@@ -27,12 +27,18 @@ from harnessrl.rollout.envs import open_env as default_open_env
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.sequences import build_batch, micro_batches
+from harnessrl.train.tasks import check_trainable
 
 
 def demonstrations(policy: LMPolicy, teacher: Policy, harnesses: list[Harness], tasks: list[TaskLike], *,
                    seeds: tuple[int, ...] = (0,), only_solved: bool = True, run_id: str = "sft-demos",
-                   open_env: Callable[[Any, int], Any] = default_open_env) -> list[Episode]:
-    """Episodes of `teacher` through each harness, tokenised as `policy` would have produced them."""
+                   open_env: Callable[[Any, int], Any] = default_open_env, seals_dir: str | Path | None = None
+                   ) -> list[Episode]:
+    """Episodes of `teacher` through each harness, tokenised as `policy` would have produced them.
+
+    Demonstrations are training data: a sealed task or harness (evaluate.seal, in `seals_dir`) is
+    refused before any episode runs, exactly as the RL trainer refuses it."""
+    check_trainable(tasks, harnesses, str(seals_dir) if seals_dir else None)
     items = [RolloutItem(h, t, s) for h in harnesses for t in tasks for s in seeds]
     episodes = run_group(TeacherForcing(teacher, policy), items, run_id=run_id, open_env=open_env)
     return [e for e in episodes if e.success or not only_solved]
@@ -112,7 +118,8 @@ def build_tiny_for(out: Path, teacher: Policy, harness_ids: list[str], tasks: li
 
 def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str, tasks: list[TaskLike], *,
                seeds: int, epochs: int, lr: float, batch_rows: int, micro_batch_tokens: int = 32_768,
-               progress: Callable[[str, int, int | None], None] = lambda *a: None) -> tuple[str, dict[str, Any]]:
+               progress: Callable[[str, int, int | None], None] = lambda *a: None,
+               seals_dir: str | Path | None = None) -> tuple[str, dict[str, Any]]:
     """SFT on `teacher`'s demonstrations through ONE harness; saves the merged model to `out`.
 
     Idempotent: a finished warm start (out/sft.json) is reused. Returns (model path, info).
@@ -122,7 +129,7 @@ def warm_start(out: Path, policy_cfg: LMConfig, teacher: Policy, harness_id: str
         return str(out), json.loads(info_path.read_text())
     t0 = time.perf_counter()
     policy = LMPolicy.from_config(policy_cfg)
-    demos = demonstrations(policy, teacher, [make_harness(harness_id)], tasks, seeds=tuple(range(seeds)))
+    demos = demonstrations(policy, teacher, [make_harness(harness_id)], tasks, seeds=tuple(range(seeds)), seals_dir=seals_dir)
     steps = epochs * -(-len(demos) // batch_rows)
     losses = sft(policy, demos, epochs=epochs, lr=lr, batch_rows=batch_rows, micro_batch_tokens=micro_batch_tokens,
                  on_step=lambda i, loss: progress("SFT steps", i, steps))

@@ -1,0 +1,5 @@
+from spread import span
+
+
+def test_span():
+    assert span([3, 10, 4]) == 7

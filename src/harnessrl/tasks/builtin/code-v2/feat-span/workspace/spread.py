@@ -1,0 +1,6 @@
+def smallest(xs):
+    return min(xs)
+
+
+def biggest(xs):
+    return max(xs)

@@ -1,0 +1,2 @@
+def doubles(xs):
+    return [2 * x for x in xs]

@@ -1,0 +1,6 @@
+def evens(xs):
+    return [x for x in xs if x % 2]
+
+
+def positives(xs):
+    return [x for x in xs if x > 0]

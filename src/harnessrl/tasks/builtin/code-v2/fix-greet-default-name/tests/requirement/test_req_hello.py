@@ -1,0 +1,5 @@
+from hello import greet
+
+
+def test_default():
+    assert greet() == "Hello, world!"

@@ -1,0 +1,5 @@
+from greet import farewell
+
+
+def test_farewell():
+    assert farewell("Bo") == "Goodbye, Bo."

@@ -1,0 +1,6 @@
+def farewell(name):
+    return "Goodbye, " + name + "."
+
+
+def greet(name):
+    return "Hello " + name

@@ -1,0 +1,6 @@
+def exclusive_range(a, b):
+    return list(range(a, b))
+
+
+def inclusive_range(a, b):
+    return list(range(a, b))

@@ -1,0 +1,7 @@
+def stock(inventory, item):
+    return inventory[item]
+
+
+def restock(inventory, item, n):
+    inventory[item] = stock(inventory, item) + n
+    return inventory

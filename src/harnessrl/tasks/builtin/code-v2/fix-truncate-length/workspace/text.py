@@ -1,0 +1,8 @@
+def truncate(s, n):
+    if len(s) <= n:
+        return s
+    return s[:n - 1]
+
+
+def shout(s):
+    return s.upper() + "!"
