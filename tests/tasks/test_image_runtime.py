@@ -149,3 +149,30 @@ def test_image_root_without_capabilities_cannot_mount_unshare_or_fill_the_disk(e
     r = sandbox.run("for i in 1 2 3 4 5 6 7 8; do head -c 50000000 /dev/zero > /srv/big$i || break; done", ws,
                     cwd="/", timeout_s=60)
     assert "No space left on device" in r.stderr, (r.stdout, r.stderr)
+
+
+def test_image_commands_join_the_episode_network_and_reach_only_its_listener(episode, sandbox):
+    """A program in a task image must reach its own gateway (tasks/netns.py) and nothing else."""
+    import socket
+
+    from harnessrl.tasks.netns import EpisodeNetwork
+
+    ws, root = episode
+    probe = ("python3 -c 'import socket,sys\n"
+             "for port in sys.argv[1:]:\n"
+             "    try: socket.create_connection((\"127.0.0.1\", int(port)), timeout=2); print(\"open\", port)\n"
+             "    except OSError: print(\"closed\", port)' ")
+    host = socket.socket()
+    host.bind(("127.0.0.1", 0))
+    host.listen(1)
+    with EpisodeNetwork() as net, EpisodeNetwork() as other:
+        mine, theirs = net.listen(), other.listen()
+        ports = [s.getsockname()[1] for s in (mine, theirs, host)]
+        r = sandbox.run(probe + " ".join(map(str, ports)), ws, cwd=root.workdir, network=net)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.split("\n")[:3] == [f"open {ports[0]}", f"closed {ports[1]}", f"closed {ports[2]}"]
+        without = sandbox.run(probe + str(ports[0]), ws, cwd=root.workdir)  # no network given: a fresh, empty one
+        assert without.stdout.strip() == f"closed {ports[0]}"
+        mine.close()
+        theirs.close()
+    host.close()
