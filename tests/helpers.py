@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from http.server import BaseHTTPRequestHandler
+
 import numpy as np
 
 from harnessrl.episode import Context, Episode, Turn
@@ -41,3 +44,15 @@ def make_episode(i: int, turns: int = 3, tokens: int = 7, rng: np.random.Generat
         wall_time=1.5,
         metadata={"note": "ключ", "nested": {"k": [1, 2]}},
     )
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, obj: dict, headers: dict[str, str] | None = None) -> None:
+    """Answer an HTTP request with a JSON body (the test endpoints that stand in for a model provider)."""
+    data = json.dumps(obj).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)

@@ -14,6 +14,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.helpers import send_json
+
 
 class Responder:
     def __init__(self, listener: socket.socket, replies: list[str | dict], *, status: int = 200,
@@ -63,14 +65,7 @@ class Responder:
                     "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
 
             def _json(self, status: int, obj: dict, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, obj, headers)
 
             def _stream(self, model: str, message: dict, finish: str) -> None:
                 self.send_response(200)

@@ -12,6 +12,7 @@ from harnessrl.policies.base import AgentState
 from harnessrl.policies.endpoint import EndpointAuthError, EndpointConfig, EndpointError, EndpointPolicy
 from harnessrl.policies.registry import PolicySpec, make_policy
 from harnessrl.records import RecordStore
+from tests.helpers import send_json
 from tests.harness.agent_fixtures import make_suite
 
 KEY = "sk-test-SECRET-4f9c2a71"
@@ -36,14 +37,7 @@ class FakeEndpoint:
                                          "message": {"role": "assistant", "content": content}}],
                             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
                            if status == 200 else {"error": {"message": f"status {status}", "type": "err"}})
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload, headers)
 
             def log_message(self, *args):
                 pass
