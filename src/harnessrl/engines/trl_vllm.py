@@ -47,11 +47,17 @@ class VLLMEngine(GenerationEngine):
         return int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
 
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
-                 generator: torch.Generator | None = None) -> list[Completion]:
+                 generator: torch.Generator | None = None, rows: Sequence[Any] | None = None) -> list[Completion]:
         prompts = [[int(t) for t in p] for p in prompts]
         if self.mode == "colocate":
-            return self._colocate(prompts, params, self._seed(generator))
-        return self._round(prompts, params, self._seed(generator), active=True)
+            return self._colocate(prompts, params, self._seed(generator), rows)
+        out = self._round(prompts, params, self._seed(generator), active=True)
+        # the server samples with one seed per round; a row's own cap is applied to what it returned
+        for i, row in enumerate(rows or ()):
+            cap = getattr(row, "max_new_tokens", None)
+            if cap is not None and len(out[i].token_ids) > cap:
+                out[i] = Completion(out[i].token_ids[:cap], out[i].logprobs[:cap], False)
+        return out
 
     def drain(self) -> None:
         """Server mode with several ranks: join rounds without prompts until every rank is done."""
@@ -61,14 +67,20 @@ class VLLMEngine(GenerationEngine):
 
     # -- colocate --------------------------------------------------------------------------
 
-    def _colocate(self, prompts: list[list[int]], params: SamplingParams, seed: int) -> list[Completion]:
+    def _colocate(self, prompts: list[list[int]], params: SamplingParams, seed: int,
+                  rows: Sequence[Any] | None = None) -> list[Completion]:
         from vllm import SamplingParams as VSampling
 
         out = []
         requests = [{"prompt_token_ids": p} for p in prompts]
+        # per-row streams (policies/sampling.py): a request's seed from its row, so it ignores the batch
+        seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=r.generator).item()) if r.generator is not None
+                 else seed + i for i, r in enumerate(rows)] if rows else [seed + i for i in range(len(prompts))]
+        caps = [min(r.max_new_tokens or params.max_new_tokens, params.max_new_tokens) for r in rows] if rows \
+            else [params.max_new_tokens] * len(prompts)
         sampling = [VSampling(n=1, temperature=params.temperature, top_p=params.top_p, top_k=params.top_k or -1,
-                              max_tokens=params.max_new_tokens, logprobs=0, stop_token_ids=list(params.stop_token_ids),
-                              seed=seed + i) for i in range(len(prompts))]
+                              max_tokens=caps[i], logprobs=0, stop_token_ids=list(params.stop_token_ids),
+                              seed=seeds[i]) for i in range(len(prompts))]
         for result in self.vllm.llm.generate(requests, sampling_params=sampling, use_tqdm=False):
             o = result.outputs[0]
             ids = list(o.token_ids)

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from harnessrl.policies.sampling import RowSpec, row_uniforms
+
 
 @dataclass(frozen=True, slots=True)
 class SamplingParams:
@@ -50,15 +52,18 @@ class GenerationEngine(ABC):
 
     @abstractmethod
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
-                 generator: torch.Generator | None = None) -> list[Completion]:
-        """One completion per prompt, in order."""
+                 generator: torch.Generator | None = None, rows: Sequence[RowSpec] | None = None) -> list[Completion]:
+        """One completion per prompt, in order. `rows` (one per prompt; policies/sampling.py): each row's
+        own random stream and token cap, so a row's sample does not depend on the rest of the batch."""
 
     def sync_weights(self) -> None:
         """Make the engine sample from the trained weights (no-op when it shares the model)."""
 
 
-def sample_next(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None):
-    """Sample one token per row. logits: (B, V). Returns (tokens (B,), behaviour log-probs (B,))."""
+def sample_next(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None,
+                uniform: torch.Tensor | None = None):
+    """Sample one token per row. logits: (B, V). Returns (tokens (B,), behaviour log-probs (B,)).
+    uniform: (B, 1) numbers in [0, 1), one per row (per-row streams); None: drawn from `generator`."""
     logits = logits.float()
     if params.temperature <= 0:
         logp = torch.log_softmax(logits, dim=-1)
@@ -67,7 +72,7 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, generator: torch.G
     scaled = logits if params.temperature == 1.0 else logits / params.temperature
     filtering = (params.top_k and params.top_k < logits.shape[-1]) or params.top_p < 1.0
     if not filtering:
-        return inverse_cdf_draw(scaled, generator)  # the draw's log-probs are the full-vocabulary ones
+        return inverse_cdf_draw(scaled, generator, uniform=uniform)  # the draw's log-probs are the full-vocabulary ones
     logp = torch.log_softmax(scaled, dim=-1)
     filtered = logp
     if params.top_k and params.top_k < logp.shape[-1]:
@@ -78,12 +83,12 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, generator: torch.G
         cum = sorted_lp.exp().cumsum(-1)
         drop = cum - sorted_lp.exp() > params.top_p  # keep the smallest set whose mass reaches top_p
         filtered = filtered.scatter(-1, order, sorted_lp.masked_fill(drop, -torch.inf))
-    tokens, _ = inverse_cdf_draw(filtered, generator)
+    tokens, _ = inverse_cdf_draw(filtered, generator, uniform=uniform)
     return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
 
 
-def inverse_cdf_draw(scores: torch.Tensor, generator: torch.Generator | None,
-                     block: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
+def inverse_cdf_draw(scores: torch.Tensor, generator: torch.Generator | None, block: int = 1024,
+                     uniform: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One token per row from softmax(scores), by inverse CDF. scores: (B, V), -inf = never drawn.
     Returns (tokens (B,), their log-probs under softmax(scores) (B,)).
 
@@ -101,7 +106,9 @@ def inverse_cdf_draw(scores: torch.Tensor, generator: torch.Generator | None,
     block_sum = blocks.sum(-1)  # (B, V / block)
     block_cdf = block_sum.cumsum(-1)
     total = block_cdf[:, -1:]
-    u = torch.rand((B, 1), generator=generator, device=scores.device, dtype=e.dtype) * total
+    if uniform is None:
+        uniform = torch.rand((B, 1), generator=generator, device=scores.device, dtype=e.dtype)
+    u = uniform.to(device=scores.device, dtype=e.dtype) * total
     j = torch.searchsorted(block_cdf, u, right=True).clamp(max=block_cdf.shape[1] - 1)  # (B, 1)
     before = block_cdf.gather(-1, j) - block_sum.gather(-1, j)  # mass of the blocks before block j
     inner = blocks[torch.arange(B, device=scores.device), j[:, 0]].cumsum(-1)  # (B, block)
@@ -233,18 +240,20 @@ class HFEngine(GenerationEngine):
         return next(self.model.parameters()).device
 
     @torch.no_grad()
-    def generate(self, prompts, params, generator=None):
+    def generate(self, prompts, params, generator=None, rows=None):
         if not prompts:
             return []
+        if rows is not None and len(rows) != len(prompts):
+            raise ValueError(f"{len(rows)} row specs for {len(prompts)} prompts")
         device = self.device
         was_training = self.model.training
         self.model.eval()
         try:
-            return self._generate(prompts, params, generator, device)
+            return self._generate(prompts, params, generator, device, list(rows) if rows is not None else None)
         finally:
             self.model.train(was_training)
 
-    def _generate(self, prompts, params, generator, device):
+    def _generate(self, prompts, params, generator, device, rows):
         # 1. Prefill each distinct prompt once (a GRPO group shares one prompt).
         distinct: dict[tuple[int, ...], int] = {}
         row_of = [distinct.setdefault(tuple(int(t) for t in p), len(distinct)) for p in prompts]
@@ -257,12 +266,12 @@ class HFEngine(GenerationEngine):
             reuse = [self.prefix.lookup(p) for p in uniq]
         out, attn, pos = self._prefill(uniq, reuse, params, device)
         cache, prefill_width = out.cache, attn.shape[1]
-        rows = torch.tensor(row_of, dtype=torch.long, device=device)
+        select = torch.tensor(row_of, dtype=torch.long, device=device)
         if len(uniq) < len(prompts) or row_of != list(range(len(prompts))):
-            cache.batch_select_indices(rows)
-        logits = out.logits[rows, -1]
-        attn = attn[rows]
-        next_pos = pos[rows, -1] + 1
+            cache.batch_select_indices(select)
+        logits = out.logits[select, -1]
+        attn = attn[select]
+        next_pos = pos[select, -1] + 1
 
         # 2. Decode. `live` maps batch rows to prompt indices; a row that stops stays in the batch
         # (its outputs ignored) until half the rows are done, then the cache is compacted in place:
@@ -274,7 +283,7 @@ class HFEngine(GenerationEngine):
                 self._keep_rows(cache, rows, prompt_idx, attn_now, prefill_width, prompts, tokens_out)
         with cpu_threads(self.decode_threads if device.type == "cpu" else None):
             tokens_out, logps_out, finished = self._decode(cache, logits, attn, next_pos, len(prompts), params,
-                                                           generator, device, keep)
+                                                           generator, device, keep, rows)
         tokens_np, logps_np, fin = tokens_out.cpu().numpy(), logps_out.cpu().numpy(), finished.cpu().numpy()
         result = []
         for i in range(len(prompts)):
@@ -322,10 +331,11 @@ class HFEngine(GenerationEngine):
             values = [layer.vbuf[b].index_select(1, cols) for layer in cache.layers]
             self.prefix.put(list(prompts[i]) + gen[:m].tolist(), keys, values)
 
-    def _decode(self, cache, logits, attn, next_pos, B, params, generator, device, keep=None):
+    def _decode(self, cache, logits, attn, next_pos, B, params, generator, device, keep=None, rows=None):
         """One token per live row per step until every row stopped or the budget is spent.
         Returns tokens (B, max_new_tokens; -1 after the end), their log-probs, and which rows stopped.
-        keep(rows, prompt_idx, attn, tokens_out): called for batch rows about to leave the cache."""
+        keep(rows, prompt_idx, attn, tokens_out): called for batch rows about to leave the cache.
+        rows: per-prompt RowSpecs (own random stream, own cap; policies/sampling.py) or None."""
         live = torch.arange(B, device=device)
         done = torch.zeros(B, dtype=torch.bool, device=device)
         tokens_out = torch.full((B, params.max_new_tokens), -1, dtype=torch.long, device=device)
@@ -333,16 +343,25 @@ class HFEngine(GenerationEngine):
         finished = torch.zeros(B, dtype=torch.bool, device=device)
         stops = torch.tensor(params.stop_token_ids, dtype=torch.long, device=device)
         tok = torch.full((B,), self.pad_token_id, dtype=torch.long, device=device)
+        caps = None
+        if rows is not None and any(r.max_new_tokens is not None for r in rows):
+            caps = torch.tensor([min(r.max_new_tokens or params.max_new_tokens, params.max_new_tokens) for r in rows],
+                                dtype=torch.long, device=device)
+        streams = rows is not None and params.temperature > 0 and any(r.generator is not None for r in rows)
         for step in range(params.max_new_tokens):
             going = (~done).nonzero().squeeze(-1)
-            # sample only the rows still going: the random stream is the same as with no stopped rows
-            t, lp = sample_next(logits if len(going) == len(done) else logits[going], params, generator)
+            # per-row streams: each going row draws its own next number, whatever else is in the batch;
+            # a shared stream: sample only the rows still going (the same stream as with no stopped rows)
+            uniform = row_uniforms([rows[i] for i in live[going].tolist()], generator, device) if streams else None
+            t, lp = sample_next(logits if len(going) == len(done) else logits[going], params, generator, uniform)
             tok = tok.index_put((going,), t)
             tokens_out[live[going], step] = t
             logps_out[live[going], step] = lp.float()
             stopped = torch.isin(t, stops) if len(stops) else torch.zeros_like(t, dtype=torch.bool)
             finished[live[going[stopped]]] = True
             done[going[stopped]] = True
+            if caps is not None:  # a row at its own cap stops like one at the budget: not finished
+                done[going[caps[live[going]] <= step + 1]] = True
             if step + 1 == params.max_new_tokens or bool(done.all()):
                 break
             if int(done.sum()) * 2 >= len(done):

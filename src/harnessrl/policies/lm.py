@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +34,10 @@ from harnessrl.models import resolve as resolve_model
 from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.chat import ChatEncoder, EpisodeContext
 from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingParams
+from harnessrl.policies.lm_load import (  # noqa: F401  (re-exported: callers import them from here)
+    GENERIC_TOKENIZERS, _quiet_transformers, check_model_path, load_tokenizer, resolve_device, resolve_dtype,
+    save_tokenizer)
+from harnessrl.policies.sampling import RowSpec
 from harnessrl.policies.scoring import TokenScores, token_logprobs  # noqa: F401  (re-exported)
 
 # peft asks transformers a deprecated question on every adapter load; the answer is right, the noise is not ours
@@ -67,78 +70,6 @@ class LMConfig(Config):
                                          "for time (real models, long episodes). Sampling is unaffected.")
 
 
-def resolve_device(name: str = "auto") -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
-    if name == "auto":
-        return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
-    try:
-        return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
-    except KeyError:
-        raise ConfigError(f"dtype {name!r}: choose auto, float32, bfloat16 or float16") from None
-
-
-def _quiet_transformers() -> None:
-    from transformers.utils import logging
-
-    logging.disable_progress_bar()
-    logging.set_verbosity_error()
-
-
-#: Tokenizer classes that mean "the tokenizer.json as it is" (transformers 5 saves the second name).
-GENERIC_TOKENIZERS = ("PreTrainedTokenizerFast", "TokenizersBackend")
-
-
-def load_tokenizer(path: str) -> Any:
-    """The tokenizer a model directory was saved with.
-
-    A `tokenizer_config.json` naming `PreTrainedTokenizerFast` is loaded with that class:
-    `AutoTokenizer` beside a Qwen2 config would build a Qwen2Tokenizer instead.
-    """
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    cfg = Path(path) / "tokenizer_config.json"
-    if cfg.exists() and json.loads(cfg.read_text()).get("tokenizer_class") in GENERIC_TOKENIZERS:
-        return PreTrainedTokenizerFast.from_pretrained(path)
-    return AutoTokenizer.from_pretrained(path)
-
-
-def save_tokenizer(tokenizer: Any, out: Path) -> None:
-    """save_pretrained, keeping a generic fast tokenizer's class explicit (see `load_tokenizer`)."""
-    tokenizer.save_pretrained(out)
-    cfg = out / "tokenizer_config.json"
-    if cfg.exists() and type(tokenizer).__name__ in GENERIC_TOKENIZERS:
-        data = json.loads(cfg.read_text())
-        data["tokenizer_class"] = "PreTrainedTokenizerFast"
-        cfg.write_text(json.dumps(data, indent=2))
-
-
-def check_model_path(name: str) -> None:
-    """A clear error for a model that is neither a local directory nor in the offline HF cache."""
-    p = Path(name)
-    if p.exists():
-        if not (p / "config.json").exists():
-            raise ConfigError(f"model {name!r}: the directory has no config.json; give a folder saved with save_pretrained")
-        return
-    looks_like_path = name.startswith((".", "/", "~")) or name.count("/") > 1
-    if not looks_like_path:
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            if isinstance(try_to_load_from_cache(name, "config.json"), str):
-                return
-        except Exception:  # an invalid repo id is reported below
-            pass
-    raise ConfigError(
-        f"model {name!r}: no such directory, and not in the local Hugging Face cache (the hub is offline); "
-        "give the path of a model saved with save_pretrained (harnessrl.policies.tiny builds one)"
-    )
-
-
 class LMPolicy(Policy):
     """A causal LM acting through harnesses, one batched generation per turn."""
 
@@ -157,6 +88,7 @@ class LMPolicy(Policy):
         self.max_context = min(cfg.max_context_tokens or window, window)
         self.generator = torch.Generator(device="cpu" if self.device.type == "cpu" else self.device)
         self.generator.manual_seed(0)
+        self.run_seed = 0  # with the episode key, seed and call index, seeds each row's stream (sampling.py)
         self._finished: dict[str, list[tuple[int, int]]] = {}
         self._ref_model: torch.nn.Module | None = None
 
@@ -225,8 +157,10 @@ class LMPolicy(Policy):
         return [p for p in self.model.parameters() if p.requires_grad]
 
     def reseed(self, seed: int) -> None:
-        """Make the next samples a function of `seed` alone (trainers reseed every update)."""
+        """Make the next samples a function of `seed` and each episode alone (trainers reseed every
+        update): every row of a batch draws from its own stream (policies/sampling.py)."""
         self.generator.manual_seed(int(seed))
+        self.run_seed = int(seed)
 
     # -- reference policy ----------------------------------------------------------------
 
@@ -255,7 +189,7 @@ class LMPolicy(Policy):
     @torch.no_grad()
     def act(self, states: list[AgentState]) -> list[Action]:
         actions: list[Action | None] = [None] * len(states)
-        todo, prompts, news = [], [], []
+        todo, prompts, news, rows = [], [], [], []
         for i, s in enumerate(states):
             ctx: EpisodeContext = s.cache.setdefault("lm", EpisodeContext())
             turn_index = s.cache.get("lm_calls", 0)
@@ -272,8 +206,10 @@ class LMPolicy(Policy):
             todo.append(i)
             prompts.append(list(enc.ids))
             news.append(enc)
+            # its own stream: what this call samples does not depend on who else is in the batch
+            rows.append(RowSpec.for_call(self.run_seed, s.episode_key, s.seed, turn_index))
         if todo:
-            completions = self.engine.generate(prompts, self.sampling, self.generator)
+            completions = self.engine.generate(prompts, self.sampling, self.generator, rows=rows)
             for i, prompt, enc, comp in zip(todo, prompts, news, completions):
                 actions[i] = self._action(states[i], prompt, enc, comp)
         return actions  # type: ignore[return-value]

@@ -94,7 +94,7 @@ def build_tiny_lm(
     """Train a tokenizer on `corpus`, random-init a Qwen2-style model, save both to `out_dir`."""
     from transformers import Qwen2ForCausalLM
 
-    from harnessrl.policies.lm import _quiet_transformers, save_tokenizer
+    from harnessrl.policies.lm_load import _quiet_transformers, save_tokenizer
 
     _quiet_transformers()
 

@@ -8,8 +8,8 @@ Jobs travel as data (a `HarnessSpec`, a `Task`, a seed) together with a `PolicyS
 worker builds its own policy and harnesses once and reuses them. Jobs are cut into chunks of
 `group_size` that run in lockstep (`run_group`: one batched `policy.act` per turn), and the
 chunks are spread over the workers. Results come back in job order whatever the backend, and
-an episode depends only on (policy, harness, task, seed) — so the same seeds give the same
-results locally and on Ray. `on_chunk` sees each finished chunk at once (to append it to the
+an episode depends only on (policy, harness, task, seed, its job's index) — not on the group
+size, the worker count or its batch mates — so the same seeds give the same results locally and on Ray. `on_chunk` sees each finished chunk at once (to append it to the
 record store: a crash loses at most the chunks in flight).
 
 Ray actors are GPU-aware: an LM policy's actor asks Ray for `gpus_per_worker` GPUs (default: 1
@@ -65,9 +65,11 @@ class Worker:
     def run(self, chunk: Sequence[Job], run_id: str) -> list[tuple[int, Episode]]:
         items = [RolloutItem(self.harness(j.harness), j.task, j.seed) for j in chunk]
         reseed = getattr(self.policy, "reseed", None)
-        if reseed is not None:  # sampling depends on the chunk alone, not on which worker ran what before
-            reseed(chunk[0].seed * 1_000_003 + chunk[0].index)
-        episodes = run_group(self.policy, items, run_id=run_id, key_prefix=f"{chunk[0].index}-")
+        if reseed is not None:  # one run seed: not which worker ran what before, nor which chunk this is
+            reseed(0)
+        # keyed by job: an LM samples each episode from a stream seeded by its key and seed
+        # (policies/sampling.py), so its tokens do not depend on the chunk or group it ran in
+        episodes = run_group(self.policy, items, run_id=run_id, keys=[f"job-{j.index}" for j in chunk])
         return [(j.index, e) for j, e in zip(chunk, episodes)]
 
     def close(self) -> None:

@@ -130,18 +130,26 @@ def run_group(
     open_env: Callable[[Any, int], Any] = default_open_env,
     key_prefix: str = "",
     max_open: int | None = None,
+    keys: list[str] | None = None,
 ) -> list[Episode]:
     """Run every item to its stop rule; returns Episodes in the order of `items`.
 
     At most `max_open` environments are open at once (default: what the tasks' kind allows,
     rollout.envs.max_open: a MiniWoB browser costs ~200 MB and a second to start, so a group of
     256 runs in waves of the browser pool's size). An episode's key is its index in `items`
-    either way, so waves change nothing an episode draws."""
+    either way, so waves change nothing an episode draws.
+
+    keys: one episode key per item (default `key_prefix` + index). An LM samples each episode
+    from a stream seeded by its key (policies/sampling.py), so a key that names the episode
+    itself (evaluation uses its job) makes the sample independent of the batch it ran in."""
+    if keys is not None and len(keys) != len(items):
+        raise ValueError(f"{len(keys)} episode keys for {len(items)} items")
+    keys = keys or [f"{key_prefix}{i}" for i in range(len(items))]
     limit = max_open or max_open_for([item.task for item in items])
     if limit and len(items) > limit:
         return [ep for start in range(0, len(items), limit)
-                for ep in _run_wave(policy, items[start:start + limit], run_id, open_env, key_prefix, start)]
-    return _run_wave(policy, items, run_id, open_env, key_prefix, 0)
+                for ep in _run_wave(policy, items[start:start + limit], run_id, open_env, keys[start:start + limit])]
+    return _run_wave(policy, items, run_id, open_env, keys)
 
 
 def _crashed(run: _Running, action: Any, observation: str) -> None:
@@ -153,9 +161,9 @@ def _crashed(run: _Running, action: Any, observation: str) -> None:
 
 
 def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: Callable[[Any, int], Any],
-              key_prefix: str, first: int) -> list[Episode]:
+              keys: list[str]) -> list[Episode]:
     privileged = bool(getattr(policy, "privileged", False))
-    runs = [_start(item, f"{key_prefix}{first + i}", open_env, privileged) for i, item in enumerate(items)]
+    runs = [_start(item, key, open_env, privileged) for item, key in zip(items, keys)]
     try:
         for r in runs:  # programs started above all start at once; each is waited for here
             if not r.crash and r.session is not None:
