@@ -146,3 +146,14 @@ def test_malformed_requests_are_400_naming_the_field(gw, body, field):
     data = json.loads(resp.read())
     assert resp.status == 400 and resp.getheader("x-should-retry") == "false" and field in data["error"]["message"]
     assert gw.n_calls == 0
+
+
+def test_call_limits_and_the_stop_cut():
+    from harnessrl.gateway.openai_wire import call_limits, cut_at_stop
+
+    assert call_limits({"messages": []}) == (None, ())
+    assert call_limits({"max_tokens": 7, "stop": "END"}) == (7, ("END",))
+    assert call_limits({"max_tokens": 7, "max_completion_tokens": 3, "stop": ["a", ""]}) == (3, ("a",))
+    assert cut_at_stop("run ls\nEND more", ("END", "\n")) == ("run ls", True)  # the earliest stop, excluded
+    assert cut_at_stop("no stop here", ("END",)) == ("no stop here", False)
+    assert cut_at_stop("text", ()) == ("text", False)

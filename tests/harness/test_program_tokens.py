@@ -65,7 +65,7 @@ def test_every_call_is_recorded_token_exact(tmp_path):
         assert lm.encoder.decode(prompt.tolist()) == rendered  # the call, through the model's own template
     assert lm.pop_resets("0") == []  # every call extended the one before: one row
     assert int(mask.sum()) == sum(c["completion_tokens"] for c in calls)
-    assert all(c["used"] == {"temperature": 1.0} for c in calls)
+    assert all(c["used"] == {"temperature": 1.0, "max_new_tokens": 24} for c in calls)
     # the stored row, teacher-forced: the recorded log-probs are the model's, every mask-1 token was sampled
     report = check_rows(lm, [ep])
     assert report["max_abs_diff"] <= 1e-4 and report["unsampled"] == 0 and report["rows"] == 1
@@ -109,3 +109,44 @@ def test_tools_render_hermes_style_and_a_tool_call_comes_back_as_its_sampled_tex
 def test_a_tool_call_that_does_not_parse_goes_back_as_content_and_is_counted(sampled):
     reply, unparsed = to_reply(sampled, {"messages": [], "tools": TOOLS}, {})
     assert unparsed and reply.content == sampled and reply.tool_calls == [] and reply.finish_reason == "stop"
+
+
+CAPPED = os.path.join(os.path.dirname(__file__), "programs", "capped.py")
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(bwrap_path() is None or os.geteuid() != 0, reason="needs bubblewrap and root")
+def test_a_calls_max_tokens_and_stop_are_honoured_and_every_sampled_token_is_recorded(tmp_path):
+    """The program asks for max_tokens=5, then stop strings, then sends the cut reply back."""
+    import json
+
+    from harnessrl.harness.base import load_spec, make_harness
+
+    path = build_tiny_lm(tmp_path / "lm", tiny_lm.corpus(), size="micro", vocab_size=400, max_positions=8192)
+    lm = LMPolicy.from_config(LMConfig(model=str(path), max_new_tokens=24, temperature=1.0))
+    h = make_harness(load_spec("mini-swe-agent", ["options.program=script", f"options.script={CAPPED}"]))
+    task = list(load_suite("code-v1").tasks)[0]
+    ep = run_group(lm, [RolloutItem(h, task, 0)])[0]
+    assert ep.metadata["stop_reason"] == "program exited (0)", ep.metadata["program_output"]
+    seen = json.loads(ep.metadata["program_output"].strip().splitlines()[-1])
+    calls, turns = ep.metadata["calls"], ep.turns
+    assert len(calls) == len(turns) == 3
+    # 1. max_tokens below the policy's 24: at most 5 tokens sampled, "length" when the cap ended it
+    assert calls[0]["used"]["max_new_tokens"] == 5 and calls[0]["completion_tokens"] <= 5
+    gen = turns[0].token_ids[turns[0].loss_mask == 1].tolist()
+    ended = gen[-1] in lm.stop_token_ids  # the model closed its turn within the cap
+    assert seen[0]["finish_reason"] == ("stop" if ended else "length") and (ended or len(gen) == 5)
+    assert seen[0]["content"] == turns[0].action
+    # 2. stop strings: the program reads the text up to the first of them; every sampled token is recorded
+    full = turns[1].action
+    cut = min(i for i in (full.find(s) for s in (" ", "e", "o", "a")) if i >= 0)
+    assert seen[1] == {"content": full[:cut], "finish_reason": "stop"} and len(full) > cut
+    assert calls[1]["finish_reason"] == "stop" and calls[1]["used"]["max_new_tokens"] == 24
+    assert int(turns[1].loss_mask.sum()) == calls[1]["completion_tokens"] > 0
+    # 3. the program sent the cut reply back: its history differs from what was sampled, a new row there
+    resets = lm.pop_resets("0")
+    assert [t for t, _ in resets] == [2]
+    ep.metadata["context_resets"] = resets
+    report = check_rows(lm, [ep])
+    assert report["rows"] == 2 and report["unsampled"] == 0 and report["max_abs_diff"] <= 1e-4
+    assert report["programs"]["mini-swe-agent"]["split"] == 1

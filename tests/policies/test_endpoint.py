@@ -153,3 +153,21 @@ def test_full_episode_never_leaks_the_key(key, tmp_path):
             assert KEY.encode() not in f.read_bytes(), f
     finally:
         server.close()
+
+
+def test_a_calls_cap_and_stop_go_upstream_below_and_beside_the_policys_own(key):
+    server = FakeEndpoint([(200, "ok", None)])
+    try:
+        p = policy(server, key, max_tokens=100, stop=["END"])
+        s = state()
+        s.max_tokens, s.stop = 12, ("\n```", "END")
+        p.act([s])
+        s2 = state()
+        s2.max_tokens = 500  # above the policy's budget: the policy's own wins
+        p.act([s2])
+        first, second = server.requests[0]["body"], server.requests[1]["body"]
+        assert first["max_tokens"] == 12 and first["stop"] == ["END", "\n```"]
+        assert second["max_tokens"] == 100 and second["stop"] == ["END"]
+        p.close()
+    finally:
+        server.close()

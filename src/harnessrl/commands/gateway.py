@@ -31,6 +31,7 @@ def serve(policy: str = typer.Option(..., "--policy", "-p", help="A policy spec:
     import socket
 
     from harnessrl.gateway import Gateway
+    from harnessrl.gateway.openai_wire import call_limits, cut_at_stop
     from harnessrl.harness._program_wire import to_reply, to_text
     from harnessrl.policies.base import AgentState
     from harnessrl.policies.registry import make_policy
@@ -53,11 +54,15 @@ def serve(policy: str = typer.Option(..., "--policy", "-p", help="A policy spec:
             call = gw.next_call(timeout=0.5)
             if call is None:
                 continue
+            cap, stop = call_limits(call.request)  # honoured as in an episode (harness/program.py)
             state = AgentState(messages=to_text(call.request, issued), harness_id="gateway", task_id="serve",
-                               turn=n, episode_key=f"call-{n}")
+                               turn=n, episode_key=f"call-{n}", max_tokens=cap, stop=stop)
             action = pol.act([state])[0]
             pol.end_episode(state)
-            reply, _ = to_reply(action.text, call.request, issued)
+            text, stopped = cut_at_stop(action.text, stop)
+            reply, _ = to_reply(text, call.request, issued)
+            if not reply.tool_calls:
+                reply.finish_reason = "length" if action.truncated and not stopped else "stop"
             reply.prompt_tokens, reply.completion_tokens = int(action.prompt_tokens), int(action.loss_mask.sum())
             gw.answer(call, reply)
             n += 1

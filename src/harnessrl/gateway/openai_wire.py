@@ -98,6 +98,20 @@ def requested_sampling(body: dict[str, Any]) -> dict[str, Any]:
     return {k: body[k] for k in keys if k in body}
 
 
+def call_limits(body: dict[str, Any]) -> tuple[int | None, tuple[str, ...]]:
+    """The token cap (`max_completion_tokens`, else `max_tokens`) and stop strings a call asked for."""
+    cap = body.get("max_completion_tokens") or body.get("max_tokens")
+    stop = body.get("stop")
+    stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+    return (int(cap) if cap else None), tuple(s for s in stops if s)
+
+
+def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
+    """`text` up to the earliest stop string (excluded, as providers do); whether one was found."""
+    hits = [i for i in (text.find(s) for s in stop) if i >= 0]
+    return (text[:min(hits)], True) if hits else (text, False)
+
+
 def _usage(reply: Any) -> dict[str, int]:
     return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens}

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harnessrl.gateway import Call, Gateway
-from harnessrl.gateway.openai_wire import requested_sampling
+from harnessrl.gateway.openai_wire import call_limits, cut_at_stop, requested_sampling
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness
 from harnessrl.harness._program_wire import to_reply, to_text
@@ -136,6 +136,10 @@ class ProgramSession(Session):
     def opt(self, name: str, default: Any) -> Any:
         return self.harness.spec.options.get(name, default)
 
+    def call_limits(self) -> tuple[int | None, tuple[str, ...]]:
+        """The pending call's `max_tokens` cap and `stop` strings (the loop hands them to the policy)."""
+        return call_limits(self.pending.request) if self.pending is not None else (None, ())
+
     def launch_options(self) -> dict[str, Any]:
         """Per-episode options for the program's launch (agents/launch.py); a style adds its own."""
         return {}
@@ -166,7 +170,12 @@ class ProgramSession(Session):
         call = self.pending
         if call is None:
             return
+        # the program's stop strings, as a provider honours them: the reply is cut at the first one
+        # (every sampled token stays in the record; the next call then rewrites history: a new row)
+        text, stopped = cut_at_stop(text, call_limits(call.request)[1])
         reply, unparsed = to_reply(text, call.request, self.issued)
+        if not reply.tool_calls:
+            reply.finish_reason = "length" if getattr(action, "truncated", False) and not stopped else "stop"
         n_out = int(action.loss_mask.sum()) if action is not None and len(getattr(action, "loss_mask", ())) else 0
         reply.prompt_tokens = int(getattr(action, "prompt_tokens", 0) or 0)
         reply.completion_tokens = n_out
@@ -178,7 +187,9 @@ class ProgramSession(Session):
             "line": "main" if self._main_line(call) else "auxiliary",
             "requested": requested_sampling(call.request), "stream": bool(call.request.get("stream")),
             "tools": [t["function"]["name"] for t in call.request.get("tools") or []],
-            "used": {k: v for k, v in (getattr(action, "info", None) or {}).items() if k in ("temperature", "top_p", "top_k")},
+            "used": {k: v for k, v in (getattr(action, "info", None) or {}).items()
+                     if k in ("temperature", "top_p", "top_k", "max_new_tokens")},
+            "finish_reason": reply.finish_reason,
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": n_out, "queue_s": round(waited, 4),
             "tool_calls": len(reply.tool_calls), "unparsed_tool_call": unparsed,
         })

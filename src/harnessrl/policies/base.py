@@ -40,6 +40,10 @@ class AgentState:
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)  # per-episode scratch space owned by the policy
     privileged: Privileged | None = None  # set only for policies with `privileged = True`
+    # what this call asked for (a real program's `max_tokens` / `stop`): a cap below the policy's own
+    # budget, which token policies honour; stop strings, which the gateway cuts the reply at
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -92,10 +92,13 @@ class EndpointPolicy(Policy):
         return list(self._pool.map(self._one, states))
 
     def _one(self, state: AgentState) -> Action:
+        # a call's own cap (a real program's max_tokens) applies below ours; its stop strings join ours
+        cap = min(self.cfg.max_tokens, state.max_tokens or self.cfg.max_tokens)
         kwargs: dict[str, Any] = dict(model=self.cfg.model, messages=state.messages, temperature=self.cfg.temperature,
-                                      top_p=self.cfg.top_p, max_tokens=self.cfg.max_tokens)
-        if self.cfg.stop:
-            kwargs["stop"] = self.cfg.stop
+                                      top_p=self.cfg.top_p, max_tokens=cap)
+        stop = list(dict.fromkeys([*(self.cfg.stop or ()), *state.stop]))
+        if stop:
+            kwargs["stop"] = stop[:4]  # the OpenAI API takes at most four
         if self.cfg.send_seed:
             kwargs["seed"] = int(state.seed)
         reply = self._request(kwargs)

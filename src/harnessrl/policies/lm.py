@@ -207,12 +207,16 @@ class LMPolicy(Policy):
             prompts.append(list(enc.ids))
             news.append(enc)
             # its own stream: what this call samples does not depend on who else is in the batch
-            rows.append(RowSpec.for_call(self.run_seed, s.episode_key, s.seed, turn_index))
+            rows.append(RowSpec.for_call(self.run_seed, s.episode_key, s.seed, turn_index, self._cap(s)))
         if todo:
             completions = self.engine.generate(prompts, self.sampling, self.generator, rows=rows)
             for i, prompt, enc, comp in zip(todo, prompts, news, completions):
                 actions[i] = self._action(states[i], prompt, enc, comp)
         return actions  # type: ignore[return-value]
+
+    def _cap(self, state: AgentState) -> int | None:
+        """A call's own `max_tokens` when it is below this policy's budget (which always wins above it)."""
+        return state.max_tokens if state.max_tokens is not None and state.max_tokens < self.cfg.max_new_tokens else None
 
     def _action(self, state: AgentState, prompt: list[int], enc: Any, comp: Any) -> Action:
         room = self.max_context - len(prompt)
@@ -229,7 +233,8 @@ class LMPolicy(Policy):
             loss_mask=np.concatenate([np.zeros(n_new, np.int8), np.ones(len(gen), np.int8)]),
             prompt_tokens=len(prompt),
             truncated=not finished,
-            info={"temperature": self.cfg.temperature, "keep": enc.keep, "finished": finished},
+            info={"temperature": self.cfg.temperature, "keep": enc.keep, "finished": finished,
+                  "max_new_tokens": self._cap(state) or self.cfg.max_new_tokens},
         )
 
     @torch.no_grad()

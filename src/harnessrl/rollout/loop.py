@@ -178,6 +178,8 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
             for r in active:
                 r.state.turn = r.session.turn
                 r.state.messages = r.session.messages
+                limits = getattr(r.session, "call_limits", None)  # a real program's max_tokens / stop
+                r.state.max_tokens, r.state.stop = limits() if limits is not None else (None, ())
                 if r.state.privileged is not None:
                     r.state.privileged.view = r.session.view()
             t0 = time.perf_counter()
