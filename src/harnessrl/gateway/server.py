@@ -83,10 +83,12 @@ class Gateway:
     """One episode's endpoint (module docstring). Thread-safe; `next_call`/`answer` from any thread."""
 
     def __init__(self, *, api_key: str, model: str, sock: socket.socket | None = None,
-                 max_request_bytes: int = 4 << 20, max_calls: int = 1000):
+                 max_request_bytes: int = 4 << 20, max_calls: int = 1000, url: str | None = None):
         if not api_key:
             raise ValueError("a gateway needs a non-empty api key")
-        self.api_key, self.model = api_key, model
+        if sock is not None and sock.family == socket.AF_UNIX and not url:
+            raise ValueError("a gateway on a Unix socket needs the url its program uses (its forwarder's)")
+        self.api_key, self.model, self._url = api_key, model, url
         self.max_request_bytes, self.max_calls = int(max_request_bytes), int(max_calls)
         self.calls: queue.Queue[Call] = queue.Queue()
         self.refusals: list[Refusal] = []
@@ -102,11 +104,13 @@ class Gateway:
 
     @property
     def port(self) -> int:
+        """The TCP port served (0 on a Unix socket: the program reaches it through a forwarder)."""
         return int(self._server.server_address[1])
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        """What the program is told: this listener, or the forwarder in front of a Unix socket."""
+        return self._url or f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> "Gateway":
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -193,7 +197,8 @@ class _Server(ThreadingHTTPServer):
         if sock is not None:  # the host made it (inside the episode's network namespace): serve it as it is
             self.socket.close()
             self.socket = sock
-            self.server_address = sock.getsockname()[:2]
+            # a Unix socket (the rootless episode network, tasks/unix_net.py) has a path, no port
+            self.server_address = (sock.getsockname(), 0) if sock.family == socket.AF_UNIX else sock.getsockname()[:2]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -207,7 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         # headers and body go out as two writes: without TCP_NODELAY the second waits for the
         # client's delayed ACK (~40 ms a call on Linux loopback)
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.connection.family != socket.AF_UNIX:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("gateway :%d %s", self.server.gateway.port, format % args)

@@ -7,7 +7,10 @@ How an episode runs:
   1. `start` makes the episode's loopback-only network namespace (tasks/netns.py), a gateway
      (harnessrl.gateway) on a listener the host creates inside it, with a fresh api key, and
      starts the program in the episode's sandbox, joined to that namespace, stdin /dev/null,
-     its state outside /app (agents/launch.py). `ready` waits for the program's first call
+     its state outside /app (agents/launch.py). Without root (`options.network = "unix"`, or
+     "auto" as a user) the gateway listens on a per-episode Unix socket instead and a forwarder
+     inside the sandbox serves it on the sandbox's loopback (tasks/unix_net.py; weaker, see
+     there). `ready` waits for the program's first call
      (the loop starts every program of a group first, then waits for each).
   2. `messages` is the pending call's conversation as text (_program_wire.py: tools rendered
      Hermes-style), so the policy answers it like any harness turn; the lockstep loop batches
@@ -60,6 +63,12 @@ class ProgramHarness(CodeHarness):
 
     default_program: ClassVar[str]  # the agents registry name
     session_class: ClassVar[type[Session]]
+
+    def __init__(self, spec: Any):
+        from harnessrl.tasks.unix_net import network_mode
+
+        super().__init__(spec)
+        network_mode(spec.options.get("network", "auto"))  # a bad value is a config error before any episode
 
     @property
     def program(self) -> str:
@@ -147,13 +156,14 @@ class ProgramSession(Session):
     # -- start: network, gateway, program, first call ---------------------------------------
 
     def start(self) -> list[dict[str, str]]:
-        from harnessrl.tasks.netns import EpisodeNetwork
+        from harnessrl.tasks.unix_net import open_network
 
         self.env.workspace.on_close(self.close)  # whatever happens to the episode, nothing outlives it
-        self.net = EpisodeNetwork()
+        # options.network: the episode's own network namespace (root), or a Unix socket and a forwarder
+        self.net = open_network(self.opt("network", "auto"), self.env.workspace)
         self.gateway = Gateway(api_key="sk-hrl-" + secrets.token_urlsafe(24), model=self.harness.model_name,
                                sock=self.net.listen(), max_request_bytes=int(self.opt("max_request_bytes", 4 << 20)),
-                               max_calls=self.harness.spec.max_turns).start()
+                               max_calls=self.harness.spec.max_turns, url=getattr(self.net, "base_url", None)).start()
         self.started = time.monotonic()
         self.proc = self.harness.launch(self, self.gateway.base_url, self.gateway.api_key)
         return self.messages

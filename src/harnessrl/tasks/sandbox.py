@@ -10,6 +10,7 @@ One call = one fresh sandbox around one `Workspace` (bound read-write at `/app`)
         proc.write("echo hi\\n"); proc.read(timeout=1.0)
 
     sandbox.run(cmd, ws, network=net)                      # join the episode's netns (netns.py)
+    sandbox.spawn(argv, ws, network=unix_net)              # rootless: under a forwarder (unix_net.py)
 
 How a command is confined (user namespace, dropped root and capabilities, seccomp, the
 episode's cgroup, private /tmp, no network, hidden paths) is sandbox_cmdline.py, which builds
@@ -66,6 +67,7 @@ from harnessrl.tasks.sandbox_cmdline import (
 )
 from harnessrl.tasks.seccomp import filter_bpf, filter_fd
 from harnessrl.tasks.staging import PythonTreeStage, SandboxUnavailable
+from harnessrl.tasks.unix_net import UnixNetwork
 from harnessrl.tasks.workspace import APP, Workspace, remove_call_dir
 
 log = logging.getLogger(__name__)
@@ -248,6 +250,14 @@ class Sandbox:
             raise NetworkUnavailable("joining an episode network needs root")
         return network.path  # raises when closed
 
+    def _unix(self, net: UnixNetwork, command: str | Sequence[str], binds: Sequence[Bind]):
+        """A command of a rootless episode network: under the forwarder, with the gateway folder bound."""
+        if self.bwrap is None:
+            raise NetworkUnavailable("an episode network needs the bubblewrap sandbox (not the unsafe mode)")
+        if net.closed:
+            raise NetworkUnavailable("the episode network is closed")
+        return net.wrap(command if isinstance(command, str) else list(command)), [*binds, net.bind()], None
+
     def _open_call(self, ws: Workspace) -> tuple[int | None, Path | None]:
         """Per-call resources: a seccomp program fd and the call's /tmp and /dev/shm dirs."""
         fd = filter_fd(self.seccomp_bpf) if self.seccomp_bpf else None
@@ -268,14 +278,17 @@ class Sandbox:
         limits: Limits | None = None,
         pass_fds: Sequence[int] = (),
         exec_init: bool = False,
-        network: EpisodeNetwork | None = None,
+        network: EpisodeNetwork | UnixNetwork | None = None,
     ) -> SandboxResult:
         """Run `command` (a bash script string, or an argv list) in a fresh sandbox; never raises
         for anything the command does. `pass_fds` reach the command; `exec_init` (argv commands)
         makes the command itself the sandbox's pid 1, which must then reap orphans (the grader's
         init does, so that no shell holding the report fd stays around). `network`: the command
         joins that episode network namespace (netns.py) instead of a new empty one; raises
-        `NetworkUnavailable` when it is closed."""
+        `NetworkUnavailable` when it is closed. A `UnixNetwork` (unix_net.py, the rootless mode):
+        the command runs under its forwarder, in a fresh namespace of its own."""
+        if isinstance(network, UnixNetwork):
+            command, binds, network = self._unix(network, command, binds)
         netns = self._netns(network)
         limits = limits or self.limits
         if timeout_s is not None:
@@ -339,7 +352,7 @@ class Sandbox:
         cwd: str = APP,
         limits: Limits | None = None,
         buffer_bytes: int = 1_000_000,
-        network: EpisodeNetwork | None = None,
+        network: EpisodeNetwork | UnixNetwork | None = None,
         stdin: bool = True,
     ) -> SandboxProcess:
         """Start a long-lived sandboxed process with a stdin pipe and merged stdout/stderr.
@@ -348,6 +361,8 @@ class Sandbox:
         `lifetime_s` wall seconds or at `close()`. `network` as in `run`. `stdin=False`: the
         process reads /dev/null (a non-interactive program; `write` then raises).
         """
+        if isinstance(network, UnixNetwork):
+            command, binds, network = self._unix(network, command, binds)
         netns = self._netns(network)
         limits = replace(limits or self.limits, timeout_s=lifetime_s, cpu_s=max(1, int(lifetime_s)))
         seccomp_fd, call_dir = self._open_call(workspace)
