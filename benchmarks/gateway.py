@@ -8,15 +8,23 @@
    round trip is what the gateway adds to a call (HTTP, JSON, the hand-over between threads);
    p50/p95 in ms, and p50 as a share of one SmolLM2 call (the same model's generation of
    `--new-tokens` tokens after the conversation's prompt, timed here).
+   The floor it is compared with is what a user would write by hand for the same job: the
+   standard library's `http.server.ThreadingHTTPServer` answering the same requests with the
+   same response body directly in its handler (no credential check, no request checks, no
+   hand-over to another thread), with TCP_NODELAY as the gateway has; the same client, the same
+   number of calls, interleaved with the gateway's in blocks so both see the same machine load.
 2. A group of 8. The anchor is the same group in process: `LMPolicy.act` on 8 conversations,
    `--turns` turns (each turn appends the reply and a fixed user message). Ours: 8 clients, each
    with its own gateway and api key, send the same conversations over HTTP; the driver takes the
    8 pending calls, answers them with ONE batched `act` (as the rollout loop does) and hands the
    answers back. Same seed, same prompts: the sampled texts must be identical (checked), so both
    sides generate the same tokens; the ratio is gateway tokens/s / in-process tokens/s
-   (target >= 0.9).
+   (target >= 0.9). Each episode samples from its own stream (policies/sampling.py), keyed by
+   its episode key, so both sides use the same keys.
 
-The last line is one JSON object: {"benchmark", "ours", "anchor", "unit", "ratio", "target", "p50_ms", "p95_ms", ...}.
+The last line is one JSON object: {"benchmark", "ours", "anchor", "unit", "ratio", "target",
+"p50_ms", "p95_ms", "floor_p50_ms", "floor_p95_ms", ...}: `ratio` is gateway / in process for the
+group, `p95_ms` the gateway's round trip, `floor_*` the bare http.server's.
 """
 
 from __future__ import annotations
@@ -26,8 +34,10 @@ import json
 import os
 import statistics
 import sys
+import socket
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 for _k, _v in {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -38,6 +48,7 @@ import openai  # noqa: E402
 import torch  # noqa: E402
 
 from harnessrl.gateway import Gateway, Reply  # noqa: E402
+from harnessrl.gateway.openai_wire import completion_json  # noqa: E402
 from harnessrl.policies.base import AgentState  # noqa: E402
 from harnessrl.policies.lm import LMConfig, LMPolicy  # noqa: E402
 
@@ -51,29 +62,64 @@ def conversation(i: int) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"[episode {i}] {TASK}"}]
 
 
-def latency(calls: int) -> list[float]:
+ANSWER = "THOUGHT: ok.\n\n```mswea_bash_command\nls\n```"
+
+
+class _Floor(BaseHTTPRequestHandler):
+    """The hand-written floor: read the body, parse it, answer the same JSON at once."""
+
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        data = json.dumps(completion_json("chatcmpl-floor", body["model"], Reply(content=ANSWER))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def latency(calls: int, block: int = 25) -> tuple[list[float], list[float]]:
+    """Round trips (ms) through the gateway and through the bare http.server, interleaved in blocks."""
     gw = Gateway(api_key="sk-bench", model="bench").start()
+    floor = ThreadingHTTPServer(("127.0.0.1", 0), _Floor)
+    threading.Thread(target=floor.serve_forever, daemon=True).start()
     stop = threading.Event()
 
     def answer() -> None:
         while not stop.is_set():
             call = gw.next_call(timeout=0.05)
             if call is not None:
-                gw.answer(call, Reply(content="THOUGHT: ok.\n\n```mswea_bash_command\nls\n```"))
+                gw.answer(call, Reply(content=ANSWER))
 
     t = threading.Thread(target=answer, daemon=True)
     t.start()
-    client = openai.OpenAI(base_url=gw.base_url, api_key="sk-bench", max_retries=0)
+    clients = [openai.OpenAI(base_url=gw.base_url, api_key="sk-bench", max_retries=0),
+               openai.OpenAI(base_url=f"http://127.0.0.1:{floor.server_address[1]}/v1", api_key="x", max_retries=0)]
     messages = conversation(0) + [{"role": "assistant", "content": "THOUGHT: look.\n\n```mswea_bash_command\nls -l\n```"},
                                   {"role": "user", "content": OBS}]
-    out = []
-    for k in range(calls + 10):
-        t0 = time.perf_counter()
-        client.chat.completions.create(model="bench", messages=messages)
-        if k >= 10:  # the first calls warm up the client's connection pool and imports
-            out.append((time.perf_counter() - t0) * 1e3)
+    out: tuple[list[float], list[float]] = ([], [])
+    for client in clients:  # the first calls warm up each client's connection pool and imports
+        for _ in range(10):
+            client.chat.completions.create(model="bench", messages=messages)
+    for start in range(0, calls, block):
+        for side, client in enumerate(clients):
+            for _ in range(min(block, calls - start)):
+                t0 = time.perf_counter()
+                client.chat.completions.create(model="bench", messages=messages)
+                out[side].append((time.perf_counter() - t0) * 1e3)
     stop.set()
     gw.close()
+    floor.shutdown()
+    floor.server_close()
     return out
 
 
@@ -108,7 +154,7 @@ def through_gateways(lm: LMPolicy, group: int, turns: int, seed: int) -> tuple[l
             messages = messages + [{"role": "assistant", "content": text}, {"role": "user", "content": OBS}]
 
     threads = [threading.Thread(target=program, args=(i,), daemon=True) for i in range(group)]
-    states = [AgentState([], "bench", f"t{i}", 0, f"g{i}") for i in range(group)]
+    states = [AgentState([], "bench", f"t{i}", 0, f"e{i}") for i in range(group)]  # the in-process run's keys
     tokens, t0 = 0, time.perf_counter()
     for t in threads:
         t.start()
@@ -141,9 +187,12 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    lat = sorted(latency(args.calls))
+    lat, bare = (sorted(x) for x in latency(args.calls))
     p50, p95 = statistics.median(lat), lat[int(0.95 * (len(lat) - 1))]
-    print(f"gateway round trip over {len(lat)} calls: p50 {p50:.2f} ms, p95 {p95:.2f} ms", flush=True)
+    f50, f95 = statistics.median(bare), bare[int(0.95 * (len(bare) - 1))]
+    load = os.getloadavg()[0]
+    print(f"round trip over {len(lat)} calls each (load average {load:.1f}): gateway p50 {p50:.2f} ms, p95 {p95:.2f} ms; "
+          f"bare http.server p50 {f50:.2f} ms, p95 {f95:.2f} ms", flush=True)
 
     lm = LMPolicy.from_config(LMConfig(model=args.model, max_new_tokens=args.new_tokens, temperature=1.0,
                                        dtype="float32", device="cpu", decode_threads=args.threads))
@@ -157,6 +206,9 @@ def main() -> None:
 
     ref_texts, ref_tokens, ref_wall = in_process(lm, args.group, args.turns, seed=1)
     gw_texts, gw_tokens, gw_wall = through_gateways(lm, args.group, args.turns, seed=1)
+    if not ref_tokens or not gw_tokens:
+        sys.exit(f"error: --model {args.model}: no tokens were generated (the conversation may not fit the "
+                 "model's context); use a model with a longer window")
     anchor, ours = ref_tokens / ref_wall, gw_tokens / gw_wall
     same = ref_texts == gw_texts
     print(f"group of {args.group}, {args.turns} turns: in process {ref_tokens} tokens in {ref_wall:.1f} s "
@@ -164,7 +216,9 @@ def main() -> None:
           f"identical samples: {same}", flush=True)
     print(json.dumps({"benchmark": "gateway", "ours": round(ours, 2), "anchor": round(anchor, 2), "unit": "tokens/s",
                       "ratio": round(ours / anchor, 3), "target": 0.9, "p50_ms": round(p50, 3), "p95_ms": round(p95, 3),
-                      "p95_target_ms": 15, "p50_share_of_call": round(p50 / call_ms, 5), "identical_samples": same,
+                      "p95_target_ms": 15, "floor_p50_ms": round(f50, 3), "floor_p95_ms": round(f95, 3),
+                      "added_p50_ms": round(p50 - f50, 3), "load_average": round(load, 1),
+                      "p50_share_of_call": round(p50 / call_ms, 5), "identical_samples": same,
                       "model": args.model, "group": args.group, "turns": args.turns, "new_tokens": args.new_tokens}))
 
 
