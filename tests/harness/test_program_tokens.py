@@ -150,3 +150,37 @@ def test_a_calls_max_tokens_and_stop_are_honoured_and_every_sampled_token_is_rec
     report = check_rows(lm, [ep])
     assert report["rows"] == 2 and report["unsampled"] == 0 and report["max_abs_diff"] <= 1e-4
     assert report["programs"]["mini-swe-agent"]["split"] == 1
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(bwrap_path() is None or os.geteuid() != 0, reason="needs bubblewrap and root")
+def test_demonstrations_through_max_tokens_and_stop_have_the_rows_an_lm_would_have(tmp_path):
+    """TeacherForcing over the same program: a reply over the call's cap is cut at the cap (as the
+    LM's sampling would be), a stop-cut reply splits the row, and every mask-1 token is the text's."""
+    import json
+
+    from harnessrl.harness.base import load_spec, make_harness
+    from harnessrl.policies.lm import TeacherForcing
+    from harnessrl.policies.replay import Replay
+
+    path = build_tiny_lm(tmp_path / "lm", tiny_lm.corpus(), size="micro", vocab_size=400, max_positions=8192)
+    lm = LMPolicy.from_config(LMConfig(model=str(path), max_new_tokens=24, temperature=1.0))
+    replies = ["The lamp is red. look box answer blue. The cup is small.", "look door answer red", "answer blue"]
+    policy = TeacherForcing(Replay(replies), lm)
+    h = make_harness(load_spec("mini-swe-agent", ["options.program=script", f"options.script={CAPPED}"]))
+    ep = run_group(policy, [RolloutItem(h, list(load_suite("code-v1").tasks)[0], 0)])[0]
+    seen = json.loads(ep.metadata["program_output"].strip().splitlines()[-1])
+    turns = ep.turns
+    gen0 = turns[0].token_ids[turns[0].loss_mask == 1]
+    assert len(gen0) == 5 and lm.stop_token_ids[0] not in gen0.tolist()  # cut at the call's cap, no end token
+    assert seen[0] == {"content": lm.encoder.decode(gen0.tolist()), "finish_reason": "length"}
+    assert replies[0].startswith(seen[0]["content"]) and len(seen[0]["content"]) < len(replies[0])
+    assert seen[1] == {"content": "l", "finish_reason": "stop"}  # "look door ..." cut before its first "o"
+    gen1 = turns[1].token_ids[turns[1].loss_mask == 1]
+    assert lm.encoder.decode(gen1.tolist()) == replies[1] + "<|im_end|>"  # the whole reply stays in the record
+    resets = lm.pop_resets("0")
+    assert [t for t, _ in resets] == [2]
+    ep.metadata["context_resets"] = resets
+    report = check_rows(lm, [ep], recompute=False)
+    assert report["rows"] == 2 and report["unsampled"] == 0
+    assert report["programs"]["mini-swe-agent"]["split"] == 1

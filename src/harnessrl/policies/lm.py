@@ -328,16 +328,22 @@ class TeacherForcing(Policy):
             if enc.rewritten:  # as LMPolicy.act: a history rewrite restarts the row (pop_resets)
                 ctx.resets.append((turn_index, enc.keep))
             prompt_len = len(enc.ids)
-            gen = self.lm.encoder.encode_text(a.text) + [self.stop]
-            self.lm.encoder.append_generated(ctx, gen, a.text + self.lm.encoder.decode([self.stop]))
+            gen, text = self.lm.encoder.encode_text(a.text) + [self.stop], a.text
+            cap = self.lm._cap(s)  # a call's max_tokens: the LM would have been cut there, so the demonstration is
+            truncated = cap is not None and len(gen) > cap
+            if truncated:
+                gen = gen[:cap]
+                text = self.lm.encoder.decode(gen)
+            self.lm.encoder.append_generated(ctx, gen, text + ("" if truncated else self.lm.encoder.decode([self.stop])))
             n_new = len(enc.new_ids)
             out.append(Action(
-                text=a.text,
+                text=text,
                 token_ids=np.asarray(enc.new_ids + gen, np.int32),
                 logprobs=np.zeros(n_new + len(gen), np.float32),
                 loss_mask=np.concatenate([np.zeros(n_new, np.int8), np.ones(len(gen), np.int8)]),
                 prompt_tokens=prompt_len,
-                info={"keep": enc.keep},
+                truncated=truncated,
+                info={"keep": enc.keep, "max_new_tokens": cap or self.lm.cfg.max_new_tokens},
             ))
         return out
 
