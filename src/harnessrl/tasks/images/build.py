@@ -39,12 +39,13 @@ from harnessrl.tasks.images.grader_layer import (
     grader_containerfile,
     image_python,
     installed_packages,
+    stage_tools,
     test_dependencies,
 )
 from harnessrl.tasks.images.registry import bud
 from harnessrl.tasks.images.store import ImageError, ImageStore
 
-RECIPE = "harnessrl-task-image-1"  # bump when the way images are built changes: every key changes
+RECIPE = "harnessrl-task-image-2"  # bump when the way images are built changes: every key changes
 
 
 class BuildRefused(Exception):
@@ -254,9 +255,11 @@ def _build_grader_layer(store: ImageStore, tag: str, runner: list[str], python: 
             download_runner(runner, python, ctx / "runner", log)
         except RuntimeError as err:
             raise BuildRefused("runner_unavailable", str(err)) from None
+        stage_tools(ctx)
         (ctx / "Containerfile").write_text(grader_containerfile(tag, python_missing))
         try:
             bud(store, ctx, ctx / "Containerfile", f"{tag}-grader", log)
         except ImageError:
             raise BuildRefused("build_failed", f"the grader layer did not build (log: {log})") from None
         shutil.rmtree(ctx / "runner", ignore_errors=True)
+        shutil.rmtree(ctx / "bin", ignore_errors=True)

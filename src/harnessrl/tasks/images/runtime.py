@@ -116,6 +116,9 @@ class ImageTaskRuntime:
         run = verdict.run or SandboxResult("ok", None, "", "", 0.0)
         if verdict.status != "graded":
             return Score(verdict.status, (), 0.0, run, verdict.why)
+        if verdict.rewards is not None:  # Harbor's test.sh: its reward decides (named rewards in the detail)
+            detail = ", ".join(f"{k}={v:g}" for k, v in verdict.rewards.items())
+            return Score("solved" if verdict.solved else "dropped_requirement", (), verdict.reward, run, detail)
         outcome, results, detail = classify(self.task, verdict.report["results"])
         return Score(outcome, results, 1.0 if outcome == "solved" else 0.0, run, detail)
 
