@@ -228,7 +228,7 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
 
 
 def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, python: str = "python",
-               runner_path: tuple[str, ...] = ()) -> tuple[dict | None, str, SandboxResult]:
+               runner_path: tuple[str, ...] = (), network=None) -> tuple[dict | None, str, SandboxResult]:
     """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run).
     In a task image (tasks/images/grading.py) `python` is the image's interpreter and `runner_path`
     the grader layer's folder holding pytest."""
@@ -245,7 +245,7 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, p
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
         run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()],
-                          exec_init=True)
+                          exec_init=True, network=network)
         report.seek(0)
         data = report.read(REPORT_MAX_BYTES + 1)
     if run.status != "ok":
@@ -309,18 +309,19 @@ def run_reward_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: f
 
 
 def run_test_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, *,
-                    env: dict[str, str] | None = None, cwd: str | None = None
+                    env: dict[str, str] | None = None, cwd: str | None = None, network=None
                     ) -> tuple[dict[str, float] | None, str, SandboxResult]:
     """Harbor's verifier: `bash /tests/test.sh` with the tests bound read-only at /tests and a fresh
     /logs/verifier of the grader's; ({name: reward} or None, why not, the run). `env` and `cwd`:
-    what a task image adds (its PATH with the grader layer's offline tools first, its WORKDIR)."""
+    what a task image adds (its PATH with the grader layer's offline tools first, its WORKDIR);
+    `network`: the episode's network namespace, where a task's other services run."""
     binds = _stage_tests(task, gws)
     logs = gws.private_dir("verifier")  # fresh: this grader workspace is new
     run_env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
     for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "BASH_ENV", "ENV"):
         run_env.pop(key, None)
     run = sandbox.run(["bash", f"{TESTS_AT}/{task.test_script}"], gws, timeout_s=timeout_s,
-                      binds=[*binds, Bind(logs, LOGS_AT, writable=True)], env=run_env,
+                      binds=[*binds, Bind(logs, LOGS_AT, writable=True)], env=run_env, network=network,
                       **({"cwd": cwd} if cwd else {}))
     rewards, why = read_rewards(logs)
     if rewards is not None and run.status != "ok":

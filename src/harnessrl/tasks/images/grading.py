@@ -40,6 +40,7 @@ from harnessrl.tasks.grader import run_pytest, run_test_script, stop_agent
 from harnessrl.tasks.images.build import Built
 from harnessrl.tasks.images.grader_layer import GRADER_DIR, TOOLS_DIR
 from harnessrl.tasks.images.rootfs import EpisodeRoot
+from harnessrl.tasks.images.services import write_hosts
 from harnessrl.tasks.images.store import ImageStore
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
@@ -136,10 +137,11 @@ def scan_upper(upper: Path, extra: list[tuple[str, re.Pattern]] = ()) -> tuple[l
 
 
 def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, root: EpisodeRoot,
-                   sandbox: Sandbox, timeout_s: float = 60.0) -> ImageVerdict:
+                   sandbox: Sandbox, timeout_s: float = 60.0, network=None, hosts: tuple | list = ()) -> ImageVerdict:
     """Stop the agent, check its changes, run the hidden tests in the grader image over them: its
     pytest files, or (test_runner "script", Harbor's contract) `bash /tests/test.sh`, whose
-    reward.txt / reward.json in a fresh /logs/verifier is the verdict."""
+    reward.txt / reward.json in a fresh /logs/verifier is the verdict. `network`: the episode's, where
+    its compose sidecars still run (the tests reach them by name: `hosts` into /etc/hosts)."""
     stop_agent(ws, sandbox)
     script = task.test_runner == "script" and task.test_script
     extra = script_rules((task.tests_dir / task.test_script).read_text(errors="replace")) if script else []
@@ -151,14 +153,18 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
     with Workspace.create(None, quota_mb=64) as gws:
         groot = EpisodeRoot.create(store, built.grader_image, gws, on_top=(root.upper, ws.uid, ws.gid))
         sandbox.attach_image(gws, groot)
+        if hosts:
+            write_hosts(groot.merged, gws.uid, gws.gid, list(hosts))
         graded = replace(task, env={**task.env, "PYTHONNOUSERSITE": "1"})
         if script:
             path = f"{TOOLS_DIR}:{groot.env.get('PATH') or DEFAULT_PATH}"
-            rewards, why, run = run_test_script(graded, gws, sandbox, timeout_s, env={"PATH": path}, cwd=groot.workdir)
+            rewards, why, run = run_test_script(graded, gws, sandbox, timeout_s, env={"PATH": path}, cwd=groot.workdir,
+                                                network=network)
             if rewards is None:
                 return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
             return ImageVerdict("graded", neutralised=neutralised, run=run, rewards=rewards)
-        report, why, run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,))
+        report, why, run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,),
+                                      network=network)
     if report is None:
         return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
     return ImageVerdict("graded", report=report, neutralised=neutralised, run=run)
