@@ -111,3 +111,44 @@ NEUTRALISED = {
 def test_precreated_verifier_logs_tests_and_plugins_change_nothing(harbor, sandbox, name):
     s = score(harbor, sandbox, NEUTRALISED[name])
     assert (s.outcome, s.reward) == ("dropped_requirement", 0.0), (name, s.outcome, s.detail)
+
+
+def test_offline_uv_and_uvx_run_the_runner_layers_console_scripts(tmp_path):
+    """The shim as the grader layer holds it (bin/ next to grader/), with a stand-in runner package."""
+    import shutil
+    import subprocess
+    import sys
+
+    from harnessrl.tasks.images.grader_layer import SHIM_SOURCE
+
+    grader, tools = tmp_path / "grader", tmp_path / "bin"
+    (grader / "fakerunner").mkdir(parents=True)
+    (grader / "fakerunner" / "__init__.py").write_text(
+        "import os, sys\n"
+        "def main():\n"
+        "    print(sys.argv[0], sys.argv[1:], os.environ['PYTEST_DISABLE_PLUGIN_AUTOLOAD'], sys.path[0])\n"
+        "    return 3\n")
+    (grader / "fakerunner-1.dist-info").mkdir()
+    (grader / "fakerunner-1.dist-info" / "entry_points.txt").write_text("[console_scripts]\nfake = fakerunner:main\n")
+    tools.mkdir()
+    for name in ("uv", "uvx", "fake"):
+        shutil.copyfile(SHIM_SOURCE, tools / name)
+
+    def run(*argv):
+        r = subprocess.run([sys.executable, str(tools / argv[0]), *argv[1:]], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60)
+        return r.returncode, r.stdout.strip(), r.stderr
+
+    expect = f"fake ['-rA', 'x'] 1 {grader}"
+    assert run("uvx", "-p", "3.13", "--with", "fake==1", "-w", "other", "fake", "-rA", "x")[:2] == (3, expect)
+    assert run("uvx", "--from", "fakerunner", "fake@1.0", "-rA", "x")[:2] == (3, expect)
+    assert run("uv", "run", "--with", "fake", "fake", "-rA", "x")[:2] == (3, expect)
+    assert run("uv", "tool", "run", "fake", "-rA", "x")[:2] == (3, expect)
+    assert run("fake", "-rA", "x")[:2] == (3, expect)
+    assert run("uv", "run", "python", "-c", "import fakerunner; print('imported')")[:2] == (0, "imported")
+    for noop in (("uv", "pip", "install", "pytest==8.4.1"), ("uv", "add", "pytest"), ("uv", "venv", ".venv"),
+                 ("uv", "init"), ("uv", "sync")):
+        assert run(*noop)[0] == 0, noop
+    code, _, err = run("uvx", "no-such-tool")
+    assert code == 127 and "not in the grader layer" in err
+    assert run("uv", "publish")[0] == 2

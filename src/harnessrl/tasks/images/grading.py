@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from harnessrl.tasks.base import Task
 from harnessrl.tasks.grader import run_pytest, run_test_script, stop_agent
 from harnessrl.tasks.images.build import Built
 from harnessrl.tasks.images.grader_layer import GRADER_DIR, TOOLS_DIR
-from harnessrl.tasks.images.rootfs import EpisodeRoot
+from harnessrl.tasks.images.rootfs import EpisodeRoot, service_start
 from harnessrl.tasks.images.services import write_hosts
 from harnessrl.tasks.images.store import ImageStore
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
@@ -69,6 +70,7 @@ SCRIPT_PROTECTED = [
 ]
 SCRIPT_SHELLS = ("bash", "sh", "dash", "env", "timeout")
 MAX_SCAN = 200_000
+SERVICE_START_S = 2.0  # an image service restarted for the tests gets this long to start listening
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -155,6 +157,8 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
         sandbox.attach_image(gws, groot)
         if hosts:
             write_hosts(groot.merged, gws.uid, gws.gid, list(hosts))
+        if network is not None and service_start(groot) is not None:
+            _restart_service(store, built, ws, root, sandbox, network, hosts, gws)
         graded = replace(task, env={**task.env, "PYTHONNOUSERSITE": "1"})
         if script:
             path = f"{TOOLS_DIR}:{groot.env.get('PATH') or DEFAULT_PATH}"
@@ -168,3 +172,20 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
     if report is None:
         return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
     return ImageVerdict("graded", report=report, neutralised=neutralised, run=run)
+
+
+def _restart_service(store: ImageStore, built: Built, ws: Workspace, root: EpisodeRoot, sandbox: Sandbox,
+                     network, hosts, gws: Workspace) -> None:
+    """The image's ENTRYPOINT/CMD service was stopped with the agent; the tests may talk to it (a
+    server on port 80). It starts again for them over what the agent left (the task image plus the
+    agent's upper folder), in the episode's network, but in its OWN root and uid: it shares no file
+    and no process with the test run, only the network. It ends with the grader's workspace."""
+    sws = Workspace.create(None, quota_mb=64, scratch_mb=512, scratch_inodes=50_000)
+    gws.on_close(sws.close)
+    sroot = EpisodeRoot.create(store, built.image, sws, on_top=(root.upper, ws.uid, ws.gid))
+    sandbox.attach_image(sws, sroot)
+    if hosts:
+        write_hosts(sroot.merged, sws.uid, sws.gid, list(hosts))
+    proc = sandbox.spawn(service_start(sroot), sws, cwd=sroot.workdir, network=network, stdin=False, lifetime_s=3600)
+    sws.on_close(proc.close)
+    time.sleep(SERVICE_START_S)

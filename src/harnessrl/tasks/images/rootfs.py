@@ -229,6 +229,16 @@ def start_in_background(sandbox, ws: Workspace, root: EpisodeRoot, lifetime_s: f
     network namespace, so a service is reachable over the network only where the sandbox shares one
     per episode (`network`: the episode's, as ImageTaskRuntime gives); files and processes it creates
     are visible to the agent's later commands."""
+    argv = service_start(root)
+    if argv is None:
+        return None
+    return sandbox.spawn(argv, ws, cwd=root.workdir, lifetime_s=lifetime_s, network=network, stdin=False)
+
+
+def service_start(root: EpisodeRoot) -> list[str] | None:
+    """The image's service command line, or None. An ENTRYPOINT without a CMD gets `sleep infinity`
+    as its arguments, as Harbor's and Terminal-Bench's compose files give the agent's container
+    (an entrypoint that sets things up, starts a server in the background, then `exec "$@"`)."""
     if not root.start or root.start in (["bash"], ["/bin/bash"], ["sh"], ["/bin/sh"], ["python3"], ["python"]):
         return None
-    return sandbox.spawn(root.start, ws, cwd=root.workdir, lifetime_s=lifetime_s, network=network, stdin=False)
+    return [*root.entrypoint, "sleep", "infinity"] if root.entrypoint and not root.cmd else list(root.start)
