@@ -3,7 +3,8 @@ the image builds, its tests FAIL untouched, and PASS after the task's reference 
 
     python scripts/task_image_sample.py path/to/tasks --every 1 [--out sample.json]
 
-The sample is every k-th task folder in name order (no hand-picking). Each row: built / refused
+The sample is every k-th task folder (the first, the k+1-th, ...) of all the given folders' task
+folders pooled in the order given, each folder's in name order (no hand-picking). Each row: built / refused
 (with the build's reason code), untouched verdict, solved verdict, seconds; the last line is a JSON
 summary. A Harbor task is graded by its tests/test.sh (reward.txt / reward.json), a Terminal-Bench
 task by its pytest files. Needs root, podman/buildah/debootstrap (scripts/setup-system.sh) and the package registries
@@ -78,10 +79,10 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds for the solution and for the tests")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     args = ap.parse_args()
-    tasks = []
-    for folder in args.folders:
-        found = sorted(p for p in folder.iterdir() if (p / "task.yaml").exists() or (p / "task.toml").exists())
-        tasks += found[::args.every]
+    found = []
+    for folder in args.folders:  # the task folders of every given folder, pooled, in name order
+        found += sorted(p for p in folder.iterdir() if (p / "task.yaml").exists() or (p / "task.toml").exists())
+    tasks = found[::args.every]
     store, sandbox = ImageStore.default(), Sandbox(Limits(timeout_s=args.timeout, cpu_s=int(args.timeout)))
     rows = []
     for i, folder in enumerate(tasks, 1):
