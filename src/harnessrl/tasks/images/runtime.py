@@ -8,7 +8,9 @@
         score = rt.score()                        # grading in the image (tasks/images/grading.py) -> Score
         rt.metadata                               # image, build key, substitutions: for Episode.metadata
 
-`task.root` is the task folder (Terminal-Bench or Harbor) whose Dockerfile is built. File
+`task.root` is the task folder (Terminal-Bench or Harbor) whose Dockerfile is built. The episode
+has one loopback-only network namespace (tasks/netns.py): every command, the ENTRYPOINT service,
+the compose sidecars (services.py, started first, each healthy) and the grader's test run join it. File
 operations on the harness side go through `ImageFiles`: the same containment-checked resolution
 as a workspace (fileops.py), over the episode's merged root, with "/" as the mount point.
 """
