@@ -66,6 +66,9 @@ def test_the_agent_reaches_the_sidecar_by_name_and_cannot_stop_it(two, sandbox):
         assert seen["GREETING"] == "hello from the store" and seen["LEAKED"] == ""
         assert seen["uid"] == 0  # the store's image root, which on the host is the store's own uid, not the agent's
         assert "store" in rt.run("cat /etc/hosts").stdout
+        # a task's own server on port 80 (the image's root has no capability, the port is free in the episode)
+        bind = rt.run("python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 80)); print(\"bound\")'")
+        assert bind.stdout.strip() == "bound", bind.stderr
         rt.run("kill -9 -1")  # every process the agent may signal: its own only
         assert "alpha" in rt.run(get + "http://store:5000/items").stdout
         assert rt.metadata["services"] == ["store"]

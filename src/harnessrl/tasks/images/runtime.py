@@ -70,7 +70,7 @@ class ImageTaskRuntime:
         sandbox.hide(task.root)
         # one loopback-only network per episode: the agent's commands, its ENTRYPOINT service, the
         # compose sidecars and the grader's test run all join it (services.py)
-        self.network = EpisodeNetwork()
+        self.network = EpisodeNetwork(low_ports=True)  # a task's server on port 80
         self.names = [self.built.service_name, *[svc["name"] for svc in self.built.services]]
         self.service = self.services = None
         self._terminals: list[TmuxTerminal] = []
