@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harnessrl.tasks.grader import live_processes, parse_report, read_reward_file
+from harnessrl.tasks.grader import live_processes, parse_report, read_reward_file, read_rewards
 from harnessrl.tasks.runtime import TaskRuntime
 from harnessrl.tasks.scoring import classify, score_workspace
 
@@ -70,13 +70,18 @@ def test_reward_file_reader_refuses_links_dirs_fifos_and_junk(tmp_path, host_sec
     (logs / "reward.txt").write_text("1\n")
     assert read_reward_file(logs) == (1.0, "")
     (logs / "reward.json").write_text('{"reward": 1}')
-    assert read_reward_file(logs)[0] is None  # two reward files: not exactly one
+    assert read_reward_file(logs) == (1.0, "")  # both, agreeing (a script that writes both): Harbor reads reward.txt
+    (logs / "reward.json").write_text('{"reward": 0}')
+    assert read_reward_file(logs) == (None, "reward.txt and reward.json disagree on the reward")
     (logs / "reward.txt").unlink()
-    for bad in ['{"reward": true}', '{"other": 1}', "[" * 100_000, '"1"']:
+    for bad in ['{"reward": true}', '{"other": "1"}', "{}", '{"a": 1, "b": 2}', "[" * 100_000, '"1"', "1"]:
         (logs / "reward.json").write_text(bad)
         assert read_reward_file(logs)[0] is None, bad[:20]
     (logs / "reward.json").write_text('{"reward": 0.5}')
     assert read_reward_file(logs) == (0.5, "")
+    (logs / "reward.json").write_text('{"correctness": 1, "performance": 0}')  # Harbor's named rewards
+    assert read_rewards(logs) == ({"correctness": 1.0, "performance": 0.0}, "")
+    assert read_reward_file(logs) == (0.5, "")  # no "reward" among them: their mean
     linked = tmp_path / "linked"
     linked.symlink_to(logs)
     assert read_reward_file(linked)[0] is None  # the directory itself may not be a link either

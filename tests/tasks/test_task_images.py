@@ -71,16 +71,19 @@ def test_build_key_follows_every_input(tmp_path):
     assert key != build_key(task_build_spec(task), ["base1"], ["pytest"])
 
 
-def test_compose_with_two_services_or_no_dockerfile_is_refused(tmp_path):
+def test_a_sidecar_without_a_stand_in_or_no_dockerfile_is_refused(tmp_path):
+    from harnessrl.tasks.images.check import image_row
+
     (tmp_path / "task.yaml").write_text("instruction: x\n")
     with pytest.raises(BuildRefused) as err:
         task_build_spec(tmp_path)
     assert err.value.code == "no_dockerfile"
     (tmp_path / "Dockerfile").write_text("FROM debian:13\n")
     (tmp_path / "docker-compose.yaml").write_text("services:\n  client:\n    build: .\n  db:\n    image: postgres:16\n")
-    with pytest.raises(BuildRefused) as err:
-        task_build_spec(tmp_path)
-    assert err.value.code == "compose_services" and "db" in err.value.reason
+    spec = task_build_spec(tmp_path)  # a second service is fine; its base decides
+    assert [s.name for s in spec.services] == ["db"] and spec.froms == ("debian:13", "postgres:16")
+    row = image_row(None, tmp_path)
+    assert (row.status, row.reason) == ("refused", "unreachable_base") and "postgres" in row.detail
 
 
 # -- real builds ------------------------------------------------------------------------------------

@@ -25,8 +25,9 @@ The steps, and the attack each one closes (docs/security.md has the whole threat
    open — read only by the host, size-capped, exactly one literal, cross-checked against the exit
    status and the plugin's integrity check. stdout is never parsed.
 4. `run_reward_script` (Harbor): test.sh runs the same way; /logs/verifier is a fresh directory
-   of the grader's; the reward file is opened with O_NOFOLLOW, must be a regular file of at most
-   4 KiB, one finite number; anything else is no reward (test_error).
+   of the grader's; the reward file (reward.txt, or reward.json with named rewards) is opened with
+   O_NOFOLLOW, must be a regular file of at most 4 KiB of finite numbers in [0, 1]; anything else
+   is no reward (test_error).
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
 
 
 def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, python: str = "python",
-               runner_path: tuple[str, ...] = ()) -> tuple[dict | None, str, SandboxResult]:
+               runner_path: tuple[str, ...] = (), network=None) -> tuple[dict | None, str, SandboxResult]:
     """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run).
     In a task image (tasks/images/grading.py) `python` is the image's interpreter and `runner_path`
     the grader layer's folder holding pytest."""
@@ -244,7 +245,7 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, p
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
         run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()],
-                          exec_init=True)
+                          exec_init=True, network=network)
         report.seek(0)
         data = report.read(REPORT_MAX_BYTES + 1)
     if run.status != "ok":
@@ -301,25 +302,53 @@ def parse_report(text: str) -> dict:
 
 def run_reward_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float) -> tuple[float | None, str, SandboxResult]:
     """Run tests/test.sh over the grader's copy; (reward or None, why not, the run)."""
+    rewards, why, run = run_test_script(task, gws, sandbox, timeout_s)
+    if rewards is None:
+        return None, why, run
+    return (rewards["reward"] if "reward" in rewards else sum(rewards.values()) / len(rewards)), "", run
+
+
+def run_test_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, *,
+                    env: dict[str, str] | None = None, cwd: str | None = None, network=None
+                    ) -> tuple[dict[str, float] | None, str, SandboxResult]:
+    """Harbor's verifier: `bash /tests/test.sh` with the tests bound read-only at /tests and a fresh
+    /logs/verifier of the grader's; ({name: reward} or None, why not, the run). `env` and `cwd`:
+    what a task image adds (its PATH with the grader layer's offline tools first, its WORKDIR);
+    `network`: the episode's network namespace, where a task's other services run."""
     binds = _stage_tests(task, gws)
     logs = gws.private_dir("verifier")  # fresh: this grader workspace is new
-    env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    run_env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+    for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "BASH_ENV", "ENV"):
+        run_env.pop(key, None)
     run = sandbox.run(["bash", f"{TESTS_AT}/{task.test_script}"], gws, timeout_s=timeout_s,
-                      binds=[*binds, Bind(logs, LOGS_AT, writable=True)], env=env)
-    reward, why = read_reward_file(logs)
-    if reward is not None and run.status != "ok":
+                      binds=[*binds, Bind(logs, LOGS_AT, writable=True)], env=run_env, network=network,
+                      **({"cwd": cwd} if cwd else {}))
+    rewards, why = read_rewards(logs)
+    if rewards is not None and run.status != "ok":
         return None, f"test run {run.status}" + (f" ({run.detail})" if run.detail else ""), run
-    return reward, why, run
+    return rewards, why, run
 
 
 def read_reward_file(logs: str | os.PathLike) -> tuple[float | None, str]:
-    """Harbor's reward.txt or reward.json in `logs`: (reward, "") or (None, why not).
+    """The one reward of Harbor's reward files in `logs`: (reward, "") or (None, why not).
+    read_rewards gives every named reward; this is its "reward" entry, or their mean."""
+    rewards, why = read_rewards(logs)
+    if rewards is None:
+        return None, why
+    return (rewards["reward"] if "reward" in rewards else sum(rewards.values()) / len(rewards)), ""
 
-    Opened with O_NOFOLLOW relative to the directory (itself opened with O_NOFOLLOW), so a
-    symlink to a host file is refused, never read; only a regular file of at most
-    REWARD_MAX_BYTES counts; it must hold one finite number in [0, 1] (json: a number, or an
-    object with a numeric "reward"). Missing, both files, a directory, a FIFO, anything else:
-    None, which the caller scores as test_error — never solved."""
+
+def read_rewards(logs: str | os.PathLike) -> tuple[dict[str, float] | None, str]:
+    """Harbor's verifier output in `logs`: ({name: reward}, "") or (None, why not).
+
+    Harbor's contract: tests/test.sh writes reward.txt (one number, the reward "reward") or
+    reward.json (an object of named rewards, e.g. {"correctness": 1, "performance": 0}).
+    Harbor reads reward.txt first; here both may exist only when they agree on "reward" (a
+    test script that writes both), so code the tests run cannot override the script's verdict
+    by adding the other file. Opened with O_NOFOLLOW relative to the directory (itself opened
+    with O_NOFOLLOW), so a symlink to a host file is refused, never read; only a regular file of
+    at most REWARD_MAX_BYTES counts; every reward must be a finite number in [0, 1]. Missing,
+    a directory, a FIFO, anything else: None, which the caller scores as test_error."""
     try:
         dfd = os.open(logs, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as err:
@@ -336,27 +365,40 @@ def read_reward_file(logs: str | os.PathLike) -> tuple[float | None, str]:
         os.close(dfd)
     if not found:
         return None, "no reward file"
-    if len(found) > 1:
-        return None, "both reward.txt and reward.json: exactly one reward file is required"
-    (name, (data, why)), = found.items()
-    if data is None:
-        return None, f"{name}: {why}"
-    try:
-        text = data.decode("utf-8").strip()
-        if name == "reward.txt":
-            value = float(text)
-        else:
+    parsed: dict[str, dict[str, float]] = {}
+    for name, (data, why) in found.items():
+        if data is None:
+            return None, f"{name}: {why}"
+        try:
+            parsed[name] = _parse_rewards(name, data)
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            return None, f"{name}: {str(err)[:80]}"
+    if len(parsed) == 2 and parsed["reward.txt"]["reward"] != parsed["reward.json"].get("reward"):
+        return None, "reward.txt and reward.json disagree on the reward"
+    return parsed.get("reward.txt") or parsed["reward.json"], ""
+
+
+def _parse_rewards(name: str, data: bytes) -> dict[str, float]:
+    text = data.decode("utf-8").strip()
+    if name == "reward.txt":
+        try:
+            rewards = {"reward": float(text)}
+        except ValueError:
+            raise ValueError("malformed (not one number)") from None
+    else:
+        try:
             obj = json.loads(text)
-            if isinstance(obj, dict):
-                obj = obj.get("reward")
-            if isinstance(obj, bool) or not isinstance(obj, (int, float)):
-                raise ValueError("no numeric reward")
-            value = float(obj)
-    except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        return None, f"{name}: malformed ({str(err)[:80]})"
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        return None, f"{name}: reward {value!r} outside [0, 1]"
-    return value, ""
+        except ValueError as err:
+            raise ValueError(f"malformed ({err})") from None
+        if not isinstance(obj, dict) or not obj:
+            raise ValueError("malformed (not an object of named rewards)")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj.values()):
+            raise ValueError("malformed (a reward that is not a number)")
+        rewards = {str(k): float(v) for k, v in obj.items()}
+    for key, value in rewards.items():
+        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"reward {key}={value!r} outside [0, 1]")
+    return rewards
 
 
 def _read_small(dfd: int, name: str) -> tuple[bytes | None, str]:
@@ -377,4 +419,5 @@ def _read_small(dfd: int, name: str) -> tuple[bytes | None, str]:
 
 
 __all__ = ["GraderError", "copy_tree", "grader_workspace", "live_processes", "parse_report", "read_reward_file",
-           "run_pytest", "run_reward_script", "stop_agent"]
+           "read_rewards", "run_pytest", "run_reward_script", "run_test_script",
+           "stop_agent"]

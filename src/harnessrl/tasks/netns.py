@@ -81,26 +81,31 @@ def _in_thread(fn: Callable[[], T]) -> T:
     return box["value"]  # type: ignore[return-value]
 
 
-def _new_namespace() -> int:
-    """(in a throwaway thread) a new network namespace with `lo` up; returns an fd on it."""
+def _new_namespace(low_ports: bool = False) -> int:
+    """(in a throwaway thread) a new network namespace with `lo` up; returns an fd on it.
+    `low_ports`: any uid may listen on a port below 1024 in it (a task image's server on port 80
+    runs as the image's root, which has no capability on the host's side)."""
     if _libc().unshare(CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
         raise NetworkUnavailable(f"unshare(CLONE_NEWNET) failed: {os.strerror(err)} (needs root)")
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         flags = struct.unpack_from("16sh", fcntl.ioctl(s, _SIOCGIFFLAGS, struct.pack("16sh", b"lo", 0)))[1]
         fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | _IFF_UP))
+    if low_ports:  # a per-namespace sysctl: /proc/sys/net is this thread's namespace's
+        with open("/proc/sys/net/ipv4/ip_unprivileged_port_start", "w") as f:
+            f.write("0")
     return os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
 
 
 class EpisodeNetwork:
     """A loopback-only network namespace for one episode (module docstring). Thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, low_ports: bool = False) -> None:
         if os.geteuid() != 0:
             raise NetworkUnavailable(
                 "a per-episode network namespace needs root (CAP_SYS_ADMIN); run harnessrl as root, "
                 "or run agent programs without one (they then have no network at all)")
-        self._fd: int | None = _in_thread(_new_namespace)
+        self._fd: int | None = _in_thread(lambda: _new_namespace(low_ports))
         self._lock = threading.Lock()
 
     @property

@@ -39,7 +39,7 @@ class TmuxTerminal:
 
     def __init__(self, sandbox: Sandbox, workspace: Workspace, *, width: int = 160, height: int = 40,
                  lifetime_s: float = 3600.0, shell: Sequence[str] = ("bash", "--noprofile", "--norc"),
-                 history_limit: int = 10_000, env: Mapping[str, str] | None = None):
+                 history_limit: int = 10_000, env: Mapping[str, str] | None = None, network=None):
         self.sandbox = sandbox
         self.workspace = workspace
         self.width, self.height = width, height
@@ -47,7 +47,7 @@ class TmuxTerminal:
         self._bind = Bind(socket_dir, SOCKET_DIR, writable=True)
         self._server: SandboxProcess = sandbox.spawn(
             ["tmux", "-D", "-S", SOCKET, "-f", "/dev/null"], workspace, binds=[self._bind], lifetime_s=lifetime_s,
-            env=env,
+            env=env, network=network,  # the shells in it join the episode's network (task images: services.py)
         )
         deadline = time.monotonic() + 10.0
         while not (socket_dir / "sock").exists():

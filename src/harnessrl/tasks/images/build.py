@@ -13,8 +13,12 @@ lock (store.lock) lets two builders of the same task wait for one build. Each bu
 build.log, meta.json (images, substitutions, seconds, bytes) and packages.json (installed Debian
 and Python package versions) under the store's builds/<key>/.
 
+A docker-compose.yaml's other services (services.py) are built too, each from its own Dockerfile
+(or taken from a stand-in base when it names only an image): `Built.services`.
+
 Refused with a machine-readable reason (BuildRefused.code):
-  no_dockerfile, compose_services (more than one service), compose_image (a prebuilt image),
+  no_dockerfile, compose_services (several services, none named main or client), compose_image
+  (the agent's service is a prebuilt image),
   unreachable_base (no registry and no stand-in), build_failed (see the log), runner_unavailable.
 """
 
@@ -31,20 +35,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import yaml
-
 from harnessrl.tasks.images import bases
 from harnessrl.tasks.images.grader_layer import (
     download_runner,
     grader_containerfile,
     image_python,
     installed_packages,
+    stage_tools,
     test_dependencies,
 )
 from harnessrl.tasks.images.registry import bud
+from harnessrl.tasks.images.services import ComposeRefused, ServiceSpec, read_compose
 from harnessrl.tasks.images.store import ImageError, ImageStore
 
-RECIPE = "harnessrl-task-image-1"  # bump when the way images are built changes: every key changes
+RECIPE = "harnessrl-task-image-2"  # bump when the way images are built changes: every key changes
 
 
 class BuildRefused(Exception):
@@ -60,8 +64,10 @@ class BuildSpec:
     dockerfile: Path
     context: Path
     tests_script: str  # run-tests.sh or tests/test.sh (read for the runner's packages)
-    froms: tuple[str, ...]  # external bases, in order
+    froms: tuple[str, ...]  # external bases, in order (the sidecars' too)
     build_args: dict[str, str] = field(default_factory=dict)
+    services: tuple[ServiceSpec, ...] = ()  # docker-compose's other services (services.py)
+    service_name: str = "main"  # the agent's service: its name in /etc/hosts
 
 
 @dataclass
@@ -77,35 +83,11 @@ class Built:
     bytes: int
     cached: bool = False
     packages: dict = field(default_factory=dict)
+    services: list[dict] = field(default_factory=list)  # sidecars: name, image, command, env, healthcheck ...
+    service_name: str = "main"
 
 
 # -- what to build ----------------------------------------------------------------------------
-
-
-def _compose_build(compose: Path, default_ctx: Path) -> tuple[Path, Path, dict[str, str]]:
-    """A single-service docker-compose.yaml's build: (context, dockerfile, args)."""
-    try:
-        data = yaml.safe_load(compose.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise BuildRefused("compose_unreadable", f"{compose.name}: {err}") from None
-    services = data.get("services") or {}
-    if len(services) > 1:
-        raise BuildRefused("compose_services", f"{compose.name} has {len(services)} services "
-                           f"({', '.join(services)}); one container per task is supported")
-    service = next(iter(services.values()), None) or {}
-    build = service.get("build")
-    if build is None:
-        if service.get("image"):
-            raise BuildRefused("compose_image", f"{compose.name} runs the prebuilt image {service['image']!r}")
-        return default_ctx, default_ctx / "Dockerfile", {}
-    if isinstance(build, str):
-        build = {"context": build}
-    ctx = (compose.parent / str(build.get("context", "."))).resolve()
-    dockerfile = ctx / str(build.get("dockerfile", "Dockerfile"))
-    args = build.get("args") or {}
-    if isinstance(args, list):
-        args = dict(a.split("=", 1) for a in args if "=" in a)
-    return ctx, dockerfile, {str(k): str(v) for k, v in args.items() if "${" not in str(v)}
 
 
 def external_froms(dockerfile_text: str, build_args: dict[str, str]) -> tuple[str, ...]:
@@ -142,12 +124,26 @@ def task_build_spec(folder: Path) -> BuildSpec:
         ctx = folder
         tests = folder / "run-tests.sh"
     compose = next((ctx / n for n in ("docker-compose.yaml", "docker-compose.yml") if (ctx / n).exists()), None)
-    ctx, dockerfile, args = _compose_build(compose, ctx) if compose else (ctx, ctx / "Dockerfile", {})
+    services: tuple[ServiceSpec, ...] = ()
+    if compose is not None:
+        try:
+            (ctx, dockerfile, args), services = read_compose(compose, ctx)
+        except ComposeRefused as err:
+            raise BuildRefused(err.code, err.reason) from None
+    else:
+        dockerfile, args = ctx / "Dockerfile", {}
     if not dockerfile.exists():
         raise BuildRefused("no_dockerfile", f"{dockerfile.relative_to(folder) if dockerfile.is_relative_to(folder) else dockerfile} not found")
-    text = dockerfile.read_text(encoding="utf-8", errors="replace")
+    froms = list(external_froms(dockerfile.read_text(encoding="utf-8", errors="replace"), args))
+    for svc in services:
+        if svc.dockerfile is not None and not svc.dockerfile.exists():
+            raise BuildRefused("no_dockerfile", f"service {svc.name}: {svc.dockerfile.name} not found")
+        extra = external_froms(svc.dockerfile.read_text(encoding="utf-8", errors="replace"), svc.build_args) \
+            if svc.dockerfile is not None else (svc.image,)
+        froms += [f for f in extra if f not in froms]
     script = tests.read_text(encoding="utf-8", errors="replace") if tests.exists() else ""
-    return BuildSpec(folder.name, folder, dockerfile, ctx, script, external_froms(text, args), args)
+    name = "client" if folder.joinpath("task.yaml").exists() else "main"
+    return BuildSpec(folder.name, folder, dockerfile, ctx, script, tuple(froms), args, services, name)
 
 
 # -- the cache key --------------------------------------------------------------------------------
@@ -170,6 +166,11 @@ def build_key(spec: BuildSpec, base_ids: list[str], runner: list[str]) -> str:
     h.update(spec.dockerfile.read_bytes())
     h.update(json.dumps([base_ids, runner, sorted(spec.build_args.items())]).encode())
     _context_digest(spec.context, h)
+    for svc in spec.services:  # a sidecar's recipe and build context, or the base it runs as is
+        h.update(json.dumps([svc.name, svc.image, sorted(svc.build_args.items())]).encode())
+        if svc.dockerfile is not None:
+            h.update(svc.dockerfile.read_bytes())
+            _context_digest(svc.context, h)
     return h.hexdigest()[:20]
 
 
@@ -202,12 +203,15 @@ def build_task(store: ImageStore, spec: BuildSpec, say: Callable[[str], None] = 
                timeout_s: float = 3600.0, budget_bytes: int | None = None) -> Built:
     """Build (or find in the cache) the task's image and its grader layer."""
     stand_ins, base_ids = ensure_bases(store, spec.froms, say)
+    main_bases, _ = ensure_bases(store, external_froms(spec.dockerfile.read_text(errors="replace"), spec.build_args),
+                                 lambda m: None)  # the agent's image's own (already built above)
     runner = test_dependencies(spec.tests_script)
     key = build_key(spec, base_ids, runner)
     tag = f"localhost/harnessrl-task/{image_name(spec.name)}:{key}"
     with store.lock(key):
         meta_path = store.build_dir(key) / "meta.json"
-        if meta_path.exists() and store.exists(tag) and store.exists(f"{tag}-grader"):
+        if meta_path.exists() and store.exists(tag) and store.exists(f"{tag}-grader") and all(
+                store.exists(s["image"]) for s in json.loads(meta_path.read_text()).get("services", [])):
             store.touch(key)
             data = json.loads(meta_path.read_text())
             return Built(**{k: v for k, v in data.items() if k in Built.__dataclass_fields__ and k != "cached"}, cached=True)
@@ -222,17 +226,19 @@ def build_task(store: ImageStore, spec: BuildSpec, say: Callable[[str], None] = 
                                            "harnessrl.stand_ins": json.dumps(stand_ins)})
         except ImageError:
             raise BuildRefused("build_failed", f"the Dockerfile did not build (log: {log})") from None
+        services = [_build_service(store, spec, svc, tag, key, log, progress, timeout_s) for svc in spec.services]
         with store.mounted(tag) as root:
             python = image_python(root)
             packages = installed_packages(root)
         (store.build_dir(key) / "packages.json").write_text(json.dumps(packages, indent=1))
-        grader_python = python or bases.SUITE_PYTHON.get(_suite_of(stand_ins), "3.13")
+        grader_python = python or bases.SUITE_PYTHON.get(_suite_of(main_bases), "3.13")
         say(f"  {spec.name}: grader layer ({', '.join(runner)} for CPython {grader_python})")
         _build_grader_layer(store, tag, runner, grader_python, python is None, log)
         built = Built(spec.name, key, tag, f"{tag}-grader", stand_ins, runner, grader_python,
                       round(time.perf_counter() - t0, 1), store.size(tag), packages={
                           "deb": len(packages["deb"]), "python": len(packages["python"]),
-                          "file": str(store.build_dir(key) / "packages.json")})
+                          "file": str(store.build_dir(key) / "packages.json")}, services=services,
+                      service_name=spec.service_name)
         tmp = meta_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(built) | {"folder": str(spec.folder)}, indent=1))
         tmp.replace(meta_path)
@@ -240,6 +246,26 @@ def build_task(store: ImageStore, spec: BuildSpec, say: Callable[[str], None] = 
         store.prune(budget_bytes)
     say(f"{spec.name}: built in {built.seconds:.0f} s, {built.bytes / 1e6:.0f} MB")
     return built
+
+
+def _build_service(store: ImageStore, spec: BuildSpec, svc: ServiceSpec, tag: str, key: str, log: Path,
+                   progress, timeout_s: float) -> dict:
+    """A sidecar's image (its own Dockerfile as written, or its stand-in base) and how to start it."""
+    if svc.dockerfile is not None:
+        image = f"{tag}-svc-{image_name(svc.name)}"
+        try:
+            bud(store, svc.context, svc.dockerfile, image, log, build_args=svc.build_args, on_line=progress,
+                timeout=timeout_s, labels={"harnessrl.task": spec.name, "harnessrl.key": key,
+                                           "harnessrl.service": svc.name})
+        except ImageError:
+            raise BuildRefused("build_failed", f"service {svc.name}: its Dockerfile did not build (log: {log})") from None
+    else:
+        image = bases.qualify(svc.image)
+    return {"name": svc.name, "image": image, "command": list(svc.command) if svc.command is not None else None,
+            "entrypoint": list(svc.entrypoint) if svc.entrypoint is not None else None, "env": svc.environment,
+            "working_dir": svc.working_dir,
+            "healthcheck": list(svc.healthcheck) if isinstance(svc.healthcheck, tuple) else svc.healthcheck,
+            "interval_s": svc.interval_s, "retries": svc.retries, "start_period_s": svc.start_period_s}
 
 
 def _suite_of(stand_ins: list[dict]) -> str:
@@ -254,9 +280,11 @@ def _build_grader_layer(store: ImageStore, tag: str, runner: list[str], python: 
             download_runner(runner, python, ctx / "runner", log)
         except RuntimeError as err:
             raise BuildRefused("runner_unavailable", str(err)) from None
+        stage_tools(ctx)
         (ctx / "Containerfile").write_text(grader_containerfile(tag, python_missing))
         try:
             bud(store, ctx, ctx / "Containerfile", f"{tag}-grader", log)
         except ImageError:
             raise BuildRefused("build_failed", f"the grader layer did not build (log: {log})") from None
         shutil.rmtree(ctx / "runner", ignore_errors=True)
+        shutil.rmtree(ctx / "bin", ignore_errors=True)

@@ -5,12 +5,13 @@ what was substituted, and a machine-readable reason otherwise.
     # [ImageRow(name="a", runtime="image", status="built", reason="", detail="", substitutions=[...]), ...]
 
 status: built (a finished build matches the current inputs), buildable (nothing refuses it;
-`harnessrl tasks build` builds it), refused. reason codes: no_dockerfile, compose_services,
-compose_image, compose_unreadable, unreachable_base, build_failed (a previous build of these very
-inputs failed: see its log). Warnings that do not refuse a task are `notes`: build_network (a RUN
+`harnessrl tasks build` builds it), refused. reason codes: no_dockerfile, compose_services (several
+services, none the agent's), compose_image, compose_unreadable, unreachable_base (also a sidecar's),
+build_failed (a previous build of these very inputs failed: see its log). Warnings that do not refuse a task are `notes`: build_network (a RUN
 step downloads from outside the package registries: curl, wget, git clone ... may fail here),
 solution_network (the reference solution downloads: episodes run without a network), service
-(an ENTRYPOINT/CMD service the tests may reach over the network: needs a per-episode network).
+(an ENTRYPOINT/CMD service, started in the background), services (docker-compose sidecars, started
+beside the agent in the episode's network: services.py).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def image_row(store: ImageStore | None, folder: Path) -> ImageRow:
             ids.append(store.image_id(stand_in.tag))
     row = ImageRow(folder.name, "image", "buildable", substitutions=subs,
                    notes=_notes(folder, spec.dockerfile.read_text(errors="replace")))
+    if spec.services:
+        row.notes.append("services: " + ", ".join(s.name for s in spec.services))
     if store is None or len(ids) != len(spec.froms):
         return row
     key = build_key(spec, ids, test_dependencies(spec.tests_script))

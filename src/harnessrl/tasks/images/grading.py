@@ -2,7 +2,9 @@
 
     verdict = grade_in_image(task, store, built, ws, root, sandbox, timeout_s=60)
     verdict.status     # "graded" | "grader_tamper" | "test_error"
-    verdict.report     # the plugin's report (results, exitstatus) when graded
+    verdict.report     # the plugin's report (results, exitstatus) when graded by pytest files
+    verdict.rewards    # {name: reward} when graded by a Harbor test.sh (reward.txt / reward.json)
+    verdict.reward     # 0..1; verdict.solved: reward 1
     verdict.tamper     # [(path in the image, rule)] that made it grader_tamper
 
 1. The agent is stopped (grader.stop_agent: its cgroup emptied, kill(-1) as its uid).
@@ -18,20 +20,28 @@
    pytest.ini in it, is covered, never read: neutralised); `--confcutdir=/tests` and `-c` keep
    conftest.py and ini files elsewhere out; the user site is off. The report comes through the
    root-owned unlinked file of grader.run_pytest, outside anything the agent could touch.
+4. A Harbor task is graded by its own tests/test.sh (grader.run_test_script): bound read-only at
+   /tests, run by bash from WORKDIR with a fresh /logs/verifier of the grader's (an agent's
+   pre-created one is covered) and the grader layer's offline uv/uvx/pytest first on PATH
+   (uv_shim.py). The script runs commands from the image the agent changed, so any command it
+   names (and the shell) replaced or shadowed in a bin folder, uv's install folder it sources, and
+   a pytest configuration above /tests are grader_tamper too (script_rules).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harnessrl.tasks.base import Task
-from harnessrl.tasks.grader import run_pytest, stop_agent
+from harnessrl.tasks.grader import run_pytest, run_test_script, stop_agent
 from harnessrl.tasks.images.build import Built
-from harnessrl.tasks.images.grader_layer import GRADER_DIR
-from harnessrl.tasks.images.rootfs import EpisodeRoot
+from harnessrl.tasks.images.grader_layer import GRADER_DIR, TOOLS_DIR
+from harnessrl.tasks.images.rootfs import EpisodeRoot, service_start
+from harnessrl.tasks.images.services import write_hosts
 from harnessrl.tasks.images.store import ImageStore
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
@@ -51,7 +61,27 @@ NEUTRALISED = [  # covered by the grader's own read-only binds or options: repor
     ("verifier logs (a fresh folder per grading)", re.compile(r"logs/verifier(?:/.*)?")),
     ("conftest.py / pytest.ini outside /tests (--confcutdir, -c)", re.compile(r"(?:conftest\.py|pytest\.ini|tox\.ini|setup\.cfg)")),
 ]
+# Harbor's test.sh runs as the grader over what the agent left (it is the task's verifier): these
+# would run the agent's code in it, so a test-script task also refuses
+SCRIPT_PROTECTED = [
+    ("uv's install folder, which test scripts source ($HOME/.local/bin/env)", re.compile(r"root/\.(?:local/bin|cargo)(?:/.*)?")),
+    ("pytest configuration above /tests, read by a test script's pytest",
+     re.compile(r"(?:conftest\.py|pytest\.ini|pyproject\.toml|tox\.ini|setup\.cfg|setup\.py)")),
+]
+SCRIPT_SHELLS = ("bash", "sh", "dash", "env", "timeout")
 MAX_SCAN = 200_000
+SERVICE_START_S = 2.0  # an image service restarted for the tests gets this long to start listening
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def script_rules(script: str) -> list[tuple[str, re.Pattern]]:
+    """Extra protected paths for a task graded by its test script: the shells, every command name the
+    script mentions, in a bin folder (an agent's `curl` or `apt-get` there would run as the grader;
+    the grader layer's uv, uvx and pytest come first on PATH), and the SCRIPT_PROTECTED paths."""
+    words = set(re.findall(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", script)) | set(SCRIPT_SHELLS)
+    names = "|".join(sorted(re.escape(w) for w in words))
+    return [*SCRIPT_PROTECTED,
+            ("a command the test script runs, replaced or shadowed", re.compile(_BIN + rf"/(?:{names})"))]
 
 
 @dataclass
@@ -62,15 +92,26 @@ class ImageVerdict:
     tamper: list[tuple[str, str]] = field(default_factory=list)
     neutralised: list[tuple[str, str]] = field(default_factory=list)
     run: SandboxResult | None = None  # the test run (None when not graded)
+    rewards: dict[str, float] | None = None  # a test-script task: its named rewards (reward.txt/json)
+
+    @property
+    def reward(self) -> float:
+        if self.status != "graded":
+            return 0.0
+        if self.rewards is not None:
+            return self.rewards.get("reward", sum(self.rewards.values()) / len(self.rewards))
+        return 1.0 if self.report is not None and self.report["exitstatus"] == 0 else 0.0
 
     @property
     def solved(self) -> bool:
-        return self.status == "graded" and self.report is not None and self.report["exitstatus"] == 0
+        return self.reward >= 1.0 - 1e-9
 
 
-def scan_upper(upper: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def scan_upper(upper: Path, extra: list[tuple[str, re.Pattern]] = ()) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(tampered, neutralised): the upper layer's entries (whiteouts, i.e. deletions, included)
-    matching a protected or a neutralised rule, as (path, rule). Iterative, bounded, no symlink followed."""
+    matching a protected (or `extra`) or a neutralised rule, as (path, rule). Iterative, bounded,
+    no symlink followed."""
+    protected = [*PROTECTED, *extra]
     tampered, neutralised = [], []
     stack, seen = [""], 0
     while stack:
@@ -84,7 +125,7 @@ def scan_upper(upper: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if seen > MAX_SCAN:
                 return [*tampered, (rel_dir, f"more than {MAX_SCAN} changed entries: not inspected")], neutralised
-            hit = next((rule for rule, rx in PROTECTED if rx.fullmatch(rel)), None)
+            hit = next((rule for rule, rx in protected if rx.fullmatch(rel)), None)
             if hit:
                 tampered.append((f"/{rel}", hit))
                 continue
@@ -98,10 +139,15 @@ def scan_upper(upper: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]
 
 
 def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, root: EpisodeRoot,
-                   sandbox: Sandbox, timeout_s: float = 60.0) -> ImageVerdict:
-    """Stop the agent, check its changes, run the hidden tests in the grader image over them."""
+                   sandbox: Sandbox, timeout_s: float = 60.0, network=None, hosts: tuple | list = ()) -> ImageVerdict:
+    """Stop the agent, check its changes, run the hidden tests in the grader image over them: its
+    pytest files, or (test_runner "script", Harbor's contract) `bash /tests/test.sh`, whose
+    reward.txt / reward.json in a fresh /logs/verifier is the verdict. `network`: the episode's, where
+    its compose sidecars still run (the tests reach them by name: `hosts` into /etc/hosts)."""
     stop_agent(ws, sandbox)
-    tampered, neutralised = scan_upper(root.upper)
+    script = task.test_runner == "script" and task.test_script
+    extra = script_rules((task.tests_dir / task.test_script).read_text(errors="replace")) if script else []
+    tampered, neutralised = scan_upper(root.upper, extra)
     if tampered:
         return ImageVerdict("grader_tamper", why="; ".join(f"{p} ({r})" for p, r in tampered[:5]),
                             tamper=tampered, neutralised=neutralised)
@@ -109,8 +155,37 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
     with Workspace.create(None, quota_mb=64) as gws:
         groot = EpisodeRoot.create(store, built.grader_image, gws, on_top=(root.upper, ws.uid, ws.gid))
         sandbox.attach_image(gws, groot)
+        if hosts:
+            write_hosts(groot.merged, gws.uid, gws.gid, list(hosts))
+        if network is not None and service_start(groot) is not None:
+            _restart_service(store, built, ws, root, sandbox, network, hosts, gws)
         graded = replace(task, env={**task.env, "PYTHONNOUSERSITE": "1"})
-        report, why, run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,))
+        if script:
+            path = f"{TOOLS_DIR}:{groot.env.get('PATH') or DEFAULT_PATH}"
+            rewards, why, run = run_test_script(graded, gws, sandbox, timeout_s, env={"PATH": path}, cwd=groot.workdir,
+                                                network=network)
+            if rewards is None:
+                return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
+            return ImageVerdict("graded", neutralised=neutralised, run=run, rewards=rewards)
+        report, why, run = run_pytest(graded, gws, sandbox, timeout_s, python="python3", runner_path=(GRADER_DIR,),
+                                      network=network)
     if report is None:
         return ImageVerdict("test_error", why=why, neutralised=neutralised, run=run)
     return ImageVerdict("graded", report=report, neutralised=neutralised, run=run)
+
+
+def _restart_service(store: ImageStore, built: Built, ws: Workspace, root: EpisodeRoot, sandbox: Sandbox,
+                     network, hosts, gws: Workspace) -> None:
+    """The image's ENTRYPOINT/CMD service was stopped with the agent; the tests may talk to it (a
+    server on port 80). It starts again for them over what the agent left (the task image plus the
+    agent's upper folder), in the episode's network, but in its OWN root and uid: it shares no file
+    and no process with the test run, only the network. It ends with the grader's workspace."""
+    sws = Workspace.create(None, quota_mb=64, scratch_mb=512, scratch_inodes=50_000)
+    gws.on_close(sws.close)
+    sroot = EpisodeRoot.create(store, built.image, sws, on_top=(root.upper, ws.uid, ws.gid))
+    sandbox.attach_image(sws, sroot)
+    if hosts:
+        write_hosts(sroot.merged, sws.uid, sws.gid, list(hosts))
+    proc = sandbox.spawn(service_start(sroot), sws, cwd=sroot.workdir, network=network, stdin=False, lifetime_s=3600)
+    sws.on_close(proc.close)
+    time.sleep(SERVICE_START_S)

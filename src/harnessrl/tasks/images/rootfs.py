@@ -121,6 +121,8 @@ class EpisodeRoot:
     env: dict[str, str] = field(default_factory=dict)
     workdir: str = "/"
     start: list[str] = field(default_factory=list)  # ENTRYPOINT + CMD ([] when none)
+    entrypoint: list[str] = field(default_factory=list)
+    cmd: list[str] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -215,17 +217,28 @@ def _make_workdir(root: EpisodeRoot, ws: Workspace) -> None:
 def _config(info: dict) -> dict:
     config = info.get("Config") or {}
     env = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
-    start = [*(config.get("Entrypoint") or []), *(config.get("Cmd") or [])]
-    return {"env": env, "workdir": config.get("WorkingDir") or "/", "start": start,
-            "labels": dict(config.get("Labels") or {})}
+    entrypoint, cmd = list(config.get("Entrypoint") or []), list(config.get("Cmd") or [])
+    return {"env": env, "workdir": config.get("WorkingDir") or "/", "start": entrypoint + cmd,
+            "entrypoint": entrypoint, "cmd": cmd, "labels": dict(config.get("Labels") or {})}
 
 
-def start_in_background(sandbox, ws: Workspace, root: EpisodeRoot, lifetime_s: float = 3600.0):
+def start_in_background(sandbox, ws: Workspace, root: EpisodeRoot, lifetime_s: float = 3600.0, network=None):
     """The image's ENTRYPOINT + CMD, started at episode start as a long-lived sandboxed process (a
     `SandboxProcess`, stopped with the episode), or None when the image has neither or only a shell
     (`bash`, `sh`, `python3`: an interactive default, not a service). Each sandbox call has its own
     network namespace, so a service is reachable over the network only where the sandbox shares one
-    per episode; files and processes it creates are visible to the agent's later commands."""
+    per episode (`network`: the episode's, as ImageTaskRuntime gives); files and processes it creates
+    are visible to the agent's later commands."""
+    argv = service_start(root)
+    if argv is None:
+        return None
+    return sandbox.spawn(argv, ws, cwd=root.workdir, lifetime_s=lifetime_s, network=network, stdin=False)
+
+
+def service_start(root: EpisodeRoot) -> list[str] | None:
+    """The image's service command line, or None. An ENTRYPOINT without a CMD gets `sleep infinity`
+    as its arguments, as Harbor's and Terminal-Bench's compose files give the agent's container
+    (an entrypoint that sets things up, starts a server in the background, then `exec "$@"`)."""
     if not root.start or root.start in (["bash"], ["/bin/bash"], ["sh"], ["/bin/sh"], ["python3"], ["python"]):
         return None
-    return sandbox.spawn(root.start, ws, cwd=root.workdir, lifetime_s=lifetime_s)
+    return [*root.entrypoint, "sleep", "infinity"] if root.entrypoint and not root.cmd else list(root.start)

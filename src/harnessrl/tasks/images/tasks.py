@@ -5,8 +5,10 @@
 Unlike the host-replay loaders (tasks/foreign.py), nothing of the Dockerfile is interpreted here:
 the image is built as written (build.py) when the episode starts. A folder is refused only when
 its image cannot be built here (no Dockerfile, a second service, a base with no stand-in) or it
-has no pytest files to grade with. The task's pytest files are the tests (run by the grader layer's
-pytest, offline); its solution.sh / solution/solve.sh is the reference solution.
+has nothing to grade with. A Harbor task is graded by its tests/test.sh (Harbor's verifier contract:
+it writes /logs/verifier/reward.txt or reward.json; grading.py); a Terminal-Bench task by its pytest
+files (run by the grader layer's pytest, offline). solution.sh / solution/solve.sh is the reference
+solution.
 """
 
 from __future__ import annotations
@@ -45,17 +47,21 @@ def load_image_task(folder: Path, suite: str) -> Task:
         raise ValueError("no_instruction: task.yaml / instruction.md has none")
     tests = folder / "tests"
     files = tuple(sorted(str(p.relative_to(tests)) for p in tests.rglob("test_*.py"))) if tests.is_dir() else ()
-    if not files:
-        raise ValueError("no_pytest_files: no tests/test_*.py to grade with")
+    # Harbor's verifier is tests/test.sh (it writes /logs/verifier/reward.txt or reward.json);
+    # Terminal-Bench's run-tests.sh only installs pytest and runs tests/, which the grader does offline
+    script = "test.sh" if source == "harbor" and (tests / "test.sh").is_file() else None
+    if not files and script is None:
+        raise ValueError("no_tests: no tests/test.sh (Harbor) and no tests/test_*.py to grade with")
     heldout = tuple(f for f in files if f.startswith("heldout/"))
-    script = next((p for p in (folder / "solution.sh", folder / "solution" / "solve.sh") if p.exists()), None)
-    solution = Solution(script=script.read_text(encoding="utf-8"),
-                        support_dir=script.parent if script.parent.name == "solution" else None) if script else None
+    solve = next((p for p in (folder / "solution.sh", folder / "solution" / "solve.sh") if p.exists()), None)
+    solution = Solution(script=solve.read_text(encoding="utf-8"),
+                        support_dir=solve.parent if solve.parent.name == "solution" else None) if solve else None
     return Task(
         id=f"{suite}/{folder.name}", name=folder.name, suite=suite, instruction=str(instruction).strip() + "\n",
         root=folder, workspace_dir=None, tests_dir=tests,
         test_files={"requirement": tuple(f for f in files if f not in heldout), "regression": (), "heldout": heldout},
         solution=solution, source=source, runtime="image", notes=tuple(row.substitutions),
+        test_runner="script" if script else "pytest", test_script=script,
         meta=TaskMeta(title=folder.name, kind="terminal", category=str(meta.get("category", "")),
                       difficulty=_difficulty(meta.get("difficulty")), tags=[str(t) for t in meta.get("tags") or []],
                       needs_shell=True, agent_timeout_s=agent_s, test_timeout_s=test_s),
