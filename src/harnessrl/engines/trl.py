@@ -39,7 +39,7 @@ from harnessrl.rollout.loop import task_id_of
 from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.checkpoint import check_same_config
 from harnessrl.train.manifest import freeze_training_set
-from harnessrl.train.metrics import MetricsTable
+from harnessrl.train.metrics import MetricsTable, share_trackio_store
 from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
 from harnessrl.fileio import atomic_write_text
 
@@ -53,6 +53,7 @@ class TRLEngine:
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
         if "wandb" in cfg.report_to:
             os.environ.setdefault("WANDB_MODE", "offline")  # as in native training: no server unless the user asks
+        share_trackio_store(cfg.run_dir, cfg.report_to)  # run_dir/trackio, as in native training (unless TRACKIO_DIR)
         import torch
         from accelerate import PartialState
 
