@@ -107,3 +107,19 @@ def test_skill_optimizer_logs_each_iteration_to_tensorboard_and_trackio(tmp_path
     assert [(s, v) for s, v in _tensorboard(tmp_path / "run" / "tensorboard", "accepted")] == list(zip([1, 2, 3], accepted))
     logged = trackio_store("skillopt-tracked")
     assert [row["accepted"] for row in logged] == accepted and logged[-1]["episodes"] == res.episodes
+
+
+def test_mlflow_logs_to_a_local_mlruns_folder(tmp_path, monkeypatch):
+    from harnessrl.train.metrics import Trackers
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    with Trackers(tmp_path / "run", ["mlflow"], "ml-run", {"lr": 0.1}) as trackers:
+        for step, value in ((1, 0.25), (2, 0.5)):
+            trackers.log({"reward_mean": value, "note": "text is not a metric"}, step)
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient((tmp_path / "run" / "mlruns").absolute().as_uri())
+    [run] = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])]
+    history = client.get_metric_history(run.info.run_id, "reward_mean")
+    assert [(m.step, m.value) for m in history] == [(1, 0.25), (2, 0.5)] and run.data.params["lr"] == "0.1"

@@ -127,6 +127,8 @@ class Trackers:
         if "mlflow" in report_to:
             self.mlflow = _need("mlflow", "mlflow")
             if not os.environ.get("MLFLOW_TRACKING_URI"):
+                # a local folder (mlflow-skinny has no SQL backend); MLflow 3 asks for this opt-in to use one
+                os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
                 self.mlflow.set_tracking_uri((self.dir / "mlruns").absolute().as_uri())
             self.mlflow.start_run(run_name=name)
             if config:
