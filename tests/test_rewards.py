@@ -185,3 +185,24 @@ def test_a_task_toml_with_mismatched_reward_weights_names_the_field(tmp_path):
     (task / "task.toml").write_text('reward_funcs = ["m:f", "m:g"]\nreward_weights = [1.0]\n')
     with pytest.raises(SuiteError, match="reward_weights: 1 weights for 2 reward_funcs"):
         load_task(task, "s")
+
+
+def test_final_files_copies_the_workspace_text_within_bounds(tmp_path):
+    """The host copy holds the agent's UTF-8 files; binary and oversized files are left out and a symlink the
+    agent planted (to a host file) is not followed."""
+    import os
+
+    from harnessrl.rollout import loop
+    from harnessrl.tasks.workspace import Workspace
+
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("not the agent's")
+    with Workspace.create(None, quota_mb=8) as ws:
+        ws.write_text("calc.py", "def add(a, b):\n    return a + b\n")
+        ws.write_text("pkg/notes.md", "ok\n")
+        (ws.root / "blob.bin").write_bytes(b"\xff\xfe\x00binary")
+        (ws.root / "big.txt").write_text("x" * (loop.FINAL_FILE_BYTES + 1))
+        os.symlink(secret, ws.root / "link.txt")
+        files = loop.final_files(type("Env", (), {"workspace": ws})())
+    assert files == {"calc.py": "def add(a, b):\n    return a + b\n", "pkg/notes.md": "ok\n"}
+    assert loop.final_files(object()) is None  # an env without a workspace (lookup, MiniWoB)

@@ -115,7 +115,7 @@ class Episode:
     # conversational format): `records export --format sft` writes it as is, with no re-rendering
     messages: list[dict[str, str]] = field(default_factory=list)
     # the agent's workspace files as the episode ended ({path: text}, read on the host before grading), for
-    # reward functions (harnessrl.rewards) only: never stored, exported or compared; None where there is none
+    # reward functions (harnessrl.rewards) only: never stored, exported or compared, and dropped once they ran
     final_files: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -12,7 +12,8 @@ For a multi-turn episode, what TRL calls a prompt and a completion is (conversat
     completions[i]  everything after it: the agent's replies and the observations between them, in order
 and the keyword arguments are per-episode lists: verifier_reward, success, outcome, task_id, harness_id,
 num_turns, format_errors, and final_files: a read-only mapping {path: text} of the agent's workspace as the
-episode ended (a host copy taken before grading; empty for tasks without a workspace).
+episode ended (a host copy taken before grading, dropped once the functions have run; empty for tasks
+without a workspace).
 
 The reward is `verifier_weight * verifier_reward + sum_i reward_weights[i] * reward_funcs[i]`; a function that
 returns None for an episode adds nothing to it (TRL's "not applicable"). A task's (or its suite's) functions are
@@ -111,6 +112,8 @@ def apply(hook: RewardHook, episodes: list[Any]) -> list[Any]:
         groups.setdefault(combine(hook, ep.metadata.get(TASK_KEY)), []).append(ep)
     for h, eps in groups.items():
         _apply_one(h, eps)
+    for ep in episodes:  # the copy served the reward functions; an eval of many episodes need not hold it
+        ep.final_files = None
     return episodes
 
 

@@ -81,7 +81,7 @@ def _start(item: RolloutItem, key: str, open_env: Callable[[Any, int], Any], pri
 #: bounds on the host copy of an episode's final workspace that reward functions read (never stored)
 FINAL_FILES_MAX = 500
 FINAL_FILE_BYTES = 256 * 1024
-FINAL_FILES_BYTES = 4 * 1024 * 1024
+FINAL_FILES_BYTES = 1024 * 1024
 
 
 def final_files(env: Any) -> dict[str, str] | None:
