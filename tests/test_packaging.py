@@ -47,7 +47,7 @@ def test_classifiers_extras_and_type_marker(wheel_metadata):
     assert "Operating System :: POSIX :: Linux" in classifiers and "Typing :: Typed" in classifiers
     assert "harnessrl/py.typed" in names
     extras = set(meta.get_all("Provides-Extra"))
-    assert {"trl", "vllm", "tracking"} <= extras
+    assert {"trl", "vllm", "tracking", "wandb"} <= extras
     requires = meta.get_all("Requires-Dist")
     assert any(r.startswith("trl") and 'extra == "trl"' in r for r in requires)
 

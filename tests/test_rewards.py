@@ -103,3 +103,106 @@ def test_training_learns_from_the_hooked_reward(reward_module, tmp_path, engine)
         parts = ep.metadata["rewards"]
         assert ep.reward == pytest.approx(parts["verifier"] + 2.0 * parts["myrewards:brevity"])
         assert parts["myrewards:brevity"] < 0  # every episode replied something
+
+
+def test_a_tasks_hook_is_added_to_the_runs(reward_module):
+    """task.toml's functions join the run's; one named by both counts once with the run's weight; verifier weights multiply."""
+    from harnessrl.rewards import TASK_KEY, combine
+
+    task = {"reward_funcs": ["myrewards:brevity", "myrewards:only_failures"], "reward_weights": [7.0, 4.0], "verifier_weight": 2.0}
+    hook = combine(RewardHook(("myrewards:brevity",), (0.5,), verifier_weight=3.0), task)
+    assert hook == RewardHook(("myrewards:brevity", "myrewards:only_failures"), (0.5, 4.0), 6.0)
+    eps = [_episode(0.0, False, ["b" * 100]), _episode(0.0, False, ["b" * 100])]
+    eps[0].metadata[TASK_KEY] = task  # the second episode's task declares nothing
+    apply(RewardHook(("myrewards:brevity",), (0.5,)), eps)
+    assert eps[0].reward == pytest.approx(0.5 * -1.0 + 4.0 * 1.0) and eps[1].reward == pytest.approx(0.5 * -1.0)
+    assert "myrewards:only_failures" not in eps[1].metadata["rewards"]
+
+
+TASK_REWARDS = '''
+def calc_fixed(prompts, completions, final_files, **kwargs):
+    """1 when the agent's final calc.py adds; reads the host copy of the workspace, which it cannot change."""
+    out = []
+    for files in final_files:
+        try:
+            files["calc.py"] = "tampered"
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("final_files is writable")
+        assert not any(p.startswith("tests/") or "test_add" in p for p in files), sorted(files)  # the hidden tests never
+        out.append(1.0 if "a + b" in files.get("calc.py", "") else 0.0)
+    return out
+'''
+
+
+@pytest.mark.sandbox
+def test_suite_defaults_and_task_toml_declare_reward_funcs_with_final_files(tmp_path, monkeypatch):
+    """A suite's [defaults] reward_funcs apply to every task; a task's own keys override them; the functions read
+    the agent's final workspace files (a read-only host copy, never stored) through eval with 2 worker processes."""
+    import json
+
+    from harnessrl.cli import app
+
+    (tmp_path / "taskrewards.py").write_text(textwrap.dedent(TASK_REWARDS))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # the worker processes find the module from the working folder
+    files = {"suite.toml": '[suite]\nname = "rs"\n\n[defaults]\nkind = "code"\nreward_funcs = ["taskrewards:calc_fixed"]\n'
+                           "reward_weights = [0.25]\n",
+             "b/task.toml": 'title = "b"\nreward_weights = [2.0]\nverifier_weight = 0.5\n'}
+    for name in ("a", "b"):
+        files.update({f"{name}/instruction.md": "Fix add in calc.py.\n", f"{name}/workspace/calc.py": "def add(a, b):\n    return a - b\n",
+                      f"{name}/tests/requirement/test_add.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+                      f"{name}/solution/edits.toml": '[[step]]\npath = "calc.py"\nold = "    return a - b\\n"\nnew = "    return a + b\\n"\n'})
+    files.setdefault("a/task.toml", 'title = "a"\n')
+    for rel, text in files.items():
+        (tmp_path / "rs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "rs" / rel).write_text(text)
+    store = tmp_path / "st"
+    r = runner.invoke(app, ["eval", "--policy", "oracle", "--suite", str(tmp_path / "rs"), "--harness", "aider,openhands",
+                            "--workers", "2", "--store", str(store)])
+    assert r.exit_code == 0, r.output
+    eps = RecordStore(store).episodes()
+    assert len(eps) == 4 and all(ep.success for ep in eps)
+    for ep in eps:
+        parts = ep.metadata["rewards"]
+        assert parts["taskrewards:calc_fixed"] == 1.0  # the oracle's edit is in the copied files
+        want = 0.25 + 1.0 if ep.context.task_id == "rs/a" else 0.5 * 1.0 + 2.0 * 1.0
+        assert ep.reward == pytest.approx(want), ep.context.task_id
+        assert ep.final_files is None  # the copy is never stored
+    exported = tmp_path / "eps.jsonl"
+    assert runner.invoke(app, ["records", "export", str(exported), "--store", str(store)]).exit_code == 0
+    assert all("final_files" not in json.loads(line) for line in exported.read_text().splitlines())
+
+
+def test_a_task_toml_with_mismatched_reward_weights_names_the_field(tmp_path):
+    from harnessrl.tasks.base import SuiteError, load_task
+
+    task = tmp_path / "t"
+    (task / "tests" / "requirement").mkdir(parents=True)
+    (task / "tests" / "requirement" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (task / "instruction.md").write_text("Do it.\n")
+    (task / "task.toml").write_text('reward_funcs = ["m:f", "m:g"]\nreward_weights = [1.0]\n')
+    with pytest.raises(SuiteError, match="reward_weights: 1 weights for 2 reward_funcs"):
+        load_task(task, "s")
+
+
+def test_final_files_copies_the_workspace_text_within_bounds(tmp_path):
+    """The host copy holds the agent's UTF-8 files; binary and oversized files are left out and a symlink the
+    agent planted (to a host file) is not followed."""
+    import os
+
+    from harnessrl.rollout import loop
+    from harnessrl.tasks.workspace import Workspace
+
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("not the agent's")
+    with Workspace.create(None, quota_mb=8) as ws:
+        ws.write_text("calc.py", "def add(a, b):\n    return a + b\n")
+        ws.write_text("pkg/notes.md", "ok\n")
+        (ws.root / "blob.bin").write_bytes(b"\xff\xfe\x00binary")
+        (ws.root / "big.txt").write_text("x" * (loop.FINAL_FILE_BYTES + 1))
+        os.symlink(secret, ws.root / "link.txt")
+        files = loop.final_files(type("Env", (), {"workspace": ws})())
+    assert files == {"calc.py": "def add(a, b):\n    return a + b\n", "pkg/notes.md": "ok\n"}
+    assert loop.final_files(object()) is None  # an env without a workspace (lookup, MiniWoB)

@@ -64,7 +64,30 @@ def render() -> str:
         "",
         head, *_rows(TRLOptions, "trl."),
         "",
+        "## `report_to` in the other trainers and recipes",
+        "",
+        "Every trainer and recipe takes `report_to` (TRL's name and values: a list of `tensorboard`, `trackio`, `mlflow`,",
+        "`wandb`, or `all` / `none`). All four log offline by default: TensorBoard event files, trackio's local SQLite store",
+        "(`<out>/trackio`, or `TRACKIO_DIR`; one store per process, since trackio reads it once), an MLflow `mlruns` folder",
+        "(or `MLFLOW_TRACKING_URI`), W&B offline mode (unless `WANDB_MODE`). `pip install 'harnessrl[tracking]'` installs",
+        "the first three, `harnessrl[wandb]` the last. metrics.csv is written whatever `report_to` says.",
+        "",
+        "| trainer or recipe | key | one tracker run per | steps |",
+        "|---|---|---|---|",
+        *[f"| {who} | `{key}` | {per} | {steps} |" for who, key, per, steps in REPORT_TO_PLACES],
+        "",
     ])
+
+
+#: where each trainer and recipe opens its tracker runs (tests/train/test_report_to_everywhere.py runs each)
+REPORT_TO_PLACES = [
+    ("`harnessrl train agent` (both engines)", "report_to", "run folder", "updates"),
+    ("`recipe harness-teacher`, `multi-harness`, `agentic-coding`", "report_to", "RL run of the recipe", "updates"),
+    ("`recipe conditioned-critic` (PPO)", "report_to", "job: `runs/<family>/<task>/<critic>/seed<N>`", "PPO updates"),
+    ("`recipe reward-tilt`", "report_to", "fine-tuning run: `runs/<optimizer>-<kind>-s<seed>`", "rounds"),
+    ("`recipe bipa` (skill optimizer)", "report_to (or optimizer.report_to)", "optimizer run: `run/`", "iterations"),
+    ("`harnessrl.train.ppo.train_ppo` (library)", "PPOConfig.report_to", "its run_dir (required)", "PPO updates"),
+]
 
 
 if __name__ == "__main__":

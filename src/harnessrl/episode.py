@@ -114,6 +114,9 @@ class Episode:
     # the whole conversation as the policy saw it, system prompt first ({"role", "content"} dicts, TRL's
     # conversational format): `records export --format sft` writes it as is, with no re-rendering
     messages: list[dict[str, str]] = field(default_factory=list)
+    # the agent's workspace files as the episode ended ({path: text}, read on the host before grading), for
+    # reward functions (harnessrl.rewards) only: never stored, exported or compared, and dropped once they ran
+    final_files: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

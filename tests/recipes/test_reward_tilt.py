@@ -20,6 +20,7 @@ TINY = [
     "finetune.rounds=2", "finetune.samples_per_round=120", "finetune.steps_per_round=30", "finetune.eval_episodes=120",
     "base_episodes=200", "n_boot=50", "learned_seeds=[1,2]", "verifier_seeds=[1]",
     "ppo.rounds=2", "ppo.iterations_per_round=1", "ppo.samples=60", "ppo.epochs=2", "ppo.eval_episodes=120",
+    "report_to=[tensorboard]",
 ]
 
 
@@ -61,6 +62,20 @@ def test_recipe_writes_report_figures_and_records(tiny_run) -> None:
         meta = store.sql(f"SELECT metadata FROM episodes WHERE policy_id = '{opt}-verified-s1-r1' LIMIT 5").column("metadata").to_pylist()
         assert meta and all("learned_reward" in json.loads(m) and json.loads(m)["kind"] == "verified"
                             and json.loads(m)["optimizer"] == opt for m in meta)
+
+
+@pytest.mark.slow
+def test_each_fine_tuning_run_logs_its_rounds_to_tensorboard(tiny_run) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out, _ = tiny_run
+    runs = sorted(p.parent.name for p in (out / "runs").glob("*/tensorboard"))
+    assert runs == sorted(["ppo-learned-s1", "ppo-learned-s2", "ppo-verified-s1", "ppo-control-s100", "rwr-learned-s1",
+                           "rwr-learned-s2", "rwr-verified-s1", "rwr-control-s100"])
+    acc = EventAccumulator(str(out / "runs" / "ppo-learned-s1" / "tensorboard"))
+    acc.Reload()
+    freqs = [sum(acc.Scalars(tag)[i].value for tag in acc.Tags()["scalars"] if tag.startswith("freq/")) for i in range(2)]
+    assert len(acc.Scalars("reward_mean")) == 2 and [round(f, 6) for f in freqs] == [1.0, 1.0]  # two rounds; outcomes sum to 1
 
 
 @pytest.mark.slow

@@ -200,12 +200,12 @@ def test_tracking_sinks_are_off_by_default_and_explain_a_missing_package(tmp_pat
     from harnessrl.train.metrics import MetricsTable
 
     table = MetricsTable(tmp_path)
-    assert table.tb is None and table.wb is None
+    assert table.trackers.tb is None and table.trackers.wb is None
     table.log({"update": 1, "reward_mean": 0.5})
     assert (tmp_path / "metrics.csv").read_text().splitlines()[1] == "1,0.5"
     for tracker in ("wandb", "trackio", "mlflow"):
         if importlib.util.find_spec(tracker) is None:
-            with pytest.raises(ConfigError, match=r"harnessrl\[tracking\]"):
+            with pytest.raises(ConfigError, match=r"harnessrl\[(tracking|wandb)\]"):
                 MetricsTable(tmp_path, report_to=[tracker])
     with pytest.raises(ConfigError, match="unknown tracker"):
         MetricsTable(tmp_path, report_to=["comet"])

@@ -1,4 +1,4 @@
-"""`report_to` (TRL's name) in every training config and LM recipe; a real 2-update run writes TensorBoard logs
+"""`report_to` (TRL's name) in every training config and LM recipe; a real 2-update run writes TensorBoard and trackio logs
 offline, and the TRL engine passes the same list to GRPOTrainer."""
 
 from __future__ import annotations
@@ -24,13 +24,16 @@ def _scalars(event_dir, tag: str) -> list[tuple[int, float]]:
     return [(e.step, e.value) for e in acc.Scalars(tag)]
 
 
-@pytest.mark.slow
-def test_two_update_run_writes_tensorboard_offline(model_dir, tmp_path):
+def test_two_update_run_writes_tensorboard_and_trackio_offline(model_dir, tmp_path, monkeypatch):
     import csv
+    import uuid
 
+    run_id = f"tracked-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))  # trackio's local store (read when it is first imported)
     run = tmp_path / "run"
     res = CliRunner().invoke(app, [
-        "train", "agent", "--model", str(model_dir), "--out", str(run), "--set", "report_to=[tensorboard]",
+        "train", "agent", "--model", str(model_dir), "--out", str(run), "--set", "report_to=[tensorboard,trackio]",
+        "--set", f"run_id={run_id}",
         "--set", "harnesses=[lookup-plain]", "--set", "tasks=[lookup/000]", "--set", "group_size=2",
         "--set", "tasks_per_update=1", "--set", "updates=2", "--set", "policy.max_new_tokens=6"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
@@ -38,6 +41,11 @@ def test_two_update_run_writes_tensorboard_offline(model_dir, tmp_path):
     logged = _scalars(run / "tensorboard", "reward_mean")
     assert [step for step, _ in logged] == [1, 2]
     assert [round(v, 6) for _, v in logged] == [round(float(r["reward_mean"]), 6) for r in rows]  # the same numbers
+    from trackio.sqlite_storage import SQLiteStorage
+
+    tracked = SQLiteStorage.get_logs("harnessrl", run_id)  # the run's name in trackio is its run_id
+    assert [row["step"] for row in tracked] == [1, 2]
+    assert [round(row["reward_mean"], 6) for row in tracked] == [round(float(r["reward_mean"]), 6) for r in rows]
 
 
 def test_report_to_takes_trl_spellings_and_the_old_booleans():
@@ -68,3 +76,30 @@ def test_trl_engine_passes_report_to_to_grpo_config():
     cfg = TRLRunConfig.model_validate({"policy": {"model": "m"}, "harnesses": ["lookup-plain", "lookup-kv"],
                                        "report_to": ["tensorboard"]})
     assert translate(cfg).args["report_to"] == ["tensorboard"]
+    args = translate(cfg.model_copy(update={"report_to": ["trackio"]})).args
+    assert args["report_to"] == ["trackio"] and args["trackio_static_space_id"] is False and args["trackio_space_id"] is None
+
+
+@pytest.mark.slow
+def test_trl_engine_run_writes_tensorboard_and_trackio_offline(model_dir, tmp_path, monkeypatch):
+    """TRL's own callbacks log the GRPOTrainer run: TensorBoard under run_dir/runs, trackio locally (no Space)."""
+    import uuid
+
+    from trackio.sqlite_storage import SQLiteStorage
+
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))
+    run_id = f"trl-{uuid.uuid4().hex[:8]}"
+    run = tmp_path / run_id  # TRL names its trackio run after the output folder
+    res = CliRunner().invoke(app, [
+        "train", "agent", "--engine", "trl", "--model", str(model_dir), "--out", str(run),
+        "--set", "report_to=[tensorboard,trackio]", "--set", "harnesses=[lookup-plain,lookup-kv]",
+        "--set", "tasks=[lookup/000]", "--set", "group_size=2", "--set", "tasks_per_update=1", "--set", "updates=2",
+        "--set", "policy.max_new_tokens=6", "--set", "trl.gradient_checkpointing=false"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    events = list(run.glob("runs/*/events.out.tfevents.*"))
+    assert events, sorted(str(p.relative_to(run)) for p in run.rglob("*"))[:40]
+    assert _scalars(events[0].parent, "train/loss") and len(_scalars(events[0].parent, "train/loss")) == 2
+    runs = SQLiteStorage.get_runs("harnessrl")
+    assert runs, "no trackio run in the harnessrl project"
+    logged = [row for name in runs for row in SQLiteStorage.get_logs("harnessrl", name) if "train/loss" in row]
+    assert len(logged) >= 2

@@ -34,11 +34,12 @@ from harnessrl.config import ConfigError, load_config
 from harnessrl.engines.trl_config import TRLPlan, TRLRunConfig, translate
 from harnessrl.engines.trl_rollout import Collect, HarnessRollout, dataset_rows, harness_reward
 from harnessrl.harness.base import Harness, make_harness
+from harnessrl.rewards import check_tasks
 from harnessrl.rollout.loop import task_id_of
 from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.checkpoint import check_same_config
 from harnessrl.train.manifest import freeze_training_set
-from harnessrl.train.metrics import MetricsTable
+from harnessrl.train.metrics import MetricsTable, share_trackio_store
 from harnessrl.train.tasks import check_first_prompts_fit, check_trainable, load_tasks
 from harnessrl.fileio import atomic_write_text
 
@@ -52,6 +53,7 @@ class TRLEngine:
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
         if "wandb" in cfg.report_to:
             os.environ.setdefault("WANDB_MODE", "offline")  # as in native training: no server unless the user asks
+        share_trackio_store(cfg.run_dir, cfg.report_to)  # run_dir/trackio, as in native training (unless TRACKIO_DIR)
         import torch
         from accelerate import PartialState
 
@@ -68,6 +70,7 @@ class TRLEngine:
         self.harnesses = harnesses or [self._harness(h) for h in cfg.harnesses]
         self.tasks = tasks if tasks is not None else load_tasks(cfg.suite, cfg.tasks)
         check_trainable(self.tasks, self.harnesses, cfg.seals_dir)
+        check_tasks(self.tasks)  # the tasks' own reward functions (task.toml) import before any model loads
         if cfg.tasks_per_update > len(self.tasks):
             raise ConfigError(f"tasks_per_update: {cfg.tasks_per_update} but the run has {len(self.tasks)} task(s); "
                               f"GRPOTrainer draws distinct rows per update, so set tasks_per_update <= {len(self.tasks)}")

@@ -175,6 +175,8 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
         "logging_steps": cfg.trl.logging_steps, "report_to": report, "remove_unused_columns": False,
         "shuffle_dataset": True, "log_completions": False, "disable_tqdm": True,
     }
+    if "trackio" in report:  # TRL's own trackio callback: harnessrl's project, a local store only, never a Space
+        args.update(project="harnessrl", trackio_space_id=None, trackio_static_space_id=False)
     if cfg.trl.vllm_server_base_url:
         args["vllm_server_base_url"] = cfg.trl.vllm_server_base_url
     if cfg.minibatches > 1:

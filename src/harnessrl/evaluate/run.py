@@ -22,6 +22,7 @@ from typing import Any
 
 from harnessrl.rewards import RewardHook
 from harnessrl.rewards import apply as apply_rewards
+from harnessrl.rewards import check_tasks
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate import seal as sealing
@@ -141,7 +142,8 @@ def run_eval(policy: PolicySpec | str, plan: EvalPlan, store: RecordStore, *, ba
              group_size: int = 1, run_id: str | None = None, ks: Sequence[int] = (1,), address: str | None = None,
              on_progress: Callable[[int], None] | None = None, rewards: RewardHook | None = None) -> EvalResult:
     """Run the plan's cells, append episodes to `store` as chunks finish, compute the matrices. `rewards` (reward
-    functions on top of the verifier) runs here, on the host, on each graded chunk before it is stored."""
+    functions on top of the verifier) and the tasks' own (task.toml reward_funcs) run here, on the host, on each
+    graded chunk before it is stored."""
     spec = PolicySpec.parse(policy) if isinstance(policy, str) else policy
     run_id = run_id or default_run_id(spec)
     if not plan.cells:
@@ -149,9 +151,10 @@ def run_eval(policy: PolicySpec | str, plan: EvalPlan, store: RecordStore, *, ba
                           + "; ".join(f"{t} x {h}: {r}" for t, h, r in plan.out_of_scope[:5]))
     jobs = [Job(h.spec, t, s) for t, h in plan.cells for s in plan.seeds]
 
+    check_tasks([t for t, _ in plan.cells])  # the tasks' own reward functions import, before any rollout
+
     def stored(chunk: list[Episode]) -> None:
-        if rewards is not None:
-            apply_rewards(rewards, chunk)
+        apply_rewards(rewards or RewardHook(), chunk)  # the run's and each task's reward functions
         store.append(chunk)
         if on_progress is not None:
             on_progress(len(chunk))

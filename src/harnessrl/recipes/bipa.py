@@ -40,6 +40,7 @@ from harnessrl.records import RecordStore
 from harnessrl.recipes import splits
 from harnessrl.report.bipa import audit_report
 from harnessrl.rollout.suites import load_suite, task_id
+from harnessrl.train.metrics import REPORT_TO_HELP, ReportTo, share_trackio_store
 from harnessrl.train.skill_optimizer import ProposerConfig, SkillOptimizer, SkillOptimizerConfig
 
 SEED_SKILL = Skill("fix-python-bugs", (
@@ -71,6 +72,7 @@ class BipaRecipeConfig(Config):
     audit: AuditConfig = Field(default_factory=lambda: AuditConfig(replays=6, null_replays=2, fresh_seeds=3))
     workers: int = Field(2, ge=1, description="Audit rollouts in a local process pool of this many workers (1 = in process).")
     backend: str = Field("local", description="local | ray (audit rollouts).")
+    report_to: ReportTo = Field(default_factory=list, description=REPORT_TO_HELP + " The optimizer run's iterations, in <out>/run.")
 
 
 def split_tasks(suite: str, n_train: int, n_test: int, seed: int) -> tuple[list[Any], list[Any]]:
@@ -135,7 +137,9 @@ def run(cfg: BipaRecipeConfig, progress: Callable[[str, int, int | None], None] 
     rewriter = make_policy(cfg.rewriter) if cfg.rewriter else None
     train, rest = split_tasks(cfg.suite, cfg.train_tasks, cfg.validation_tasks + cfg.test_tasks, cfg.tasks_seed)
     validation, test = rest[:cfg.validation_tasks], rest[cfg.validation_tasks:]
-    opt = SkillOptimizer(cfg.optimizer, policy=policy, harness=load_spec(cfg.harness), seed_skill=skill, train_tasks=train,
+    share_trackio_store(out, cfg.report_to)
+    ocfg = cfg.optimizer.model_copy(update={"report_to": list(dict.fromkeys([*cfg.optimizer.report_to, *cfg.report_to]))})
+    opt = SkillOptimizer(ocfg, policy=policy, harness=load_spec(cfg.harness), seed_skill=skill, train_tasks=train,
                          validation_tasks=validation, test_tasks=test, run_dir=out / "run", store=store, rewriter=rewriter,
                          describe={"policy": {"name": pspec.name, "arg": pspec.arg, "options": pspec.options}, "suite": cfg.suite})
     res = opt.run(progress=(lambda i, n: progress("optimize", i, n)) if progress else None)

@@ -37,6 +37,7 @@ from harnessrl.evaluate.value_error import measure_value_error
 from harnessrl.fileio import atomic_write_text
 from harnessrl.recipes.stages import check_same_config
 from harnessrl.recipes.workers import folder_lock, run_pool
+from harnessrl.train.metrics import REPORT_TO_HELP, ReportTo, share_trackio_store
 from harnessrl.train.ppo import PPOConfig, train_ppo
 
 Family = Literal["bandit", "cartpole", "minigrid", "mujoco", "bipedal", "procgen"]
@@ -124,6 +125,7 @@ class ConditionedCriticConfig(Config):
     mujoco: MujocoSettings = Field(default_factory=MujocoSettings)
     bipedal: BipedalSettings = Field(default_factory=BipedalSettings)
     procgen: ProcgenSettings = Field(default_factory=ProcgenSettings)
+    report_to: ReportTo = Field(default_factory=list, description=REPORT_TO_HELP + " One run per job: runs/<job>/.")
 
 
 PAPER = {"families": ["bandit", "cartpole", "mujoco", "bipedal", "procgen"], "seeds": [0, 1, 2, 3, 4],
@@ -215,7 +217,8 @@ def ppo_config(cfg: ConditionedCriticConfig, job: Job) -> PPOConfig:
     s = getattr(cfg, job.family)
     try:
         return PPOConfig(**{**FAMILY_PPO[job.family], **s.ppo, "total_steps": s.total_steps, "critic": job.critic,
-                            "seed": job.seed, "checkpoint_every": cfg.checkpoint_every})
+                            "seed": job.seed, "checkpoint_every": cfg.checkpoint_every,
+                            "report_to": cfg.report_to})
     except ValidationError as err:  # name the family whose PPO overrides are wrong
         raise ConfigError(format_validation_error(err, PPOConfig, f"{job.family}.ppo")) from None
 
@@ -296,6 +299,7 @@ def run_recipe(cfg: ConditionedCriticConfig, out_dir: str | Path, *, resume: boo
                 env.close()
     if not resume and any((out_dir / "runs").glob("**/checkpoint.pt")):
         raise ConfigError(f"{out_dir} already holds runs; pass --resume to continue them or choose a new --out")
+    share_trackio_store(out_dir, cfg.report_to)
     with folder_lock(out_dir):  # one run per folder, and no survivor of a killed one
         # finished runs are reused on --resume only with the settings they were trained with
         check_same_config(cfg, out_dir / "config.json")

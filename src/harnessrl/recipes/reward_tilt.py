@@ -44,6 +44,7 @@ from harnessrl.records import RecordStore
 from harnessrl.recipes.reward_tilt_analysis import LABELS, analyse, checks  # noqa: F401 (checks: part of this recipe's API)
 from harnessrl.recipes.stages import check_same_config, json_stage, torch_stage
 from harnessrl.train import diffusion_pg, diffusion_rl, drawer_reward
+from harnessrl.train.metrics import REPORT_TO_HELP, ReportTo, Trackers, share_trackio_store
 
 Progress = Callable[[str, int, int | None], None]
 
@@ -78,6 +79,7 @@ class RewardTiltConfig(Config):
     control: bool = True
     base_episodes: int = Field(2000, ge=10)  # base-policy samples the tilt model predicts from
     n_boot: int = Field(1000, ge=10)
+    report_to: ReportTo = Field(default_factory=list, description=REPORT_TO_HELP + " One run per fine-tuning run: runs/<name>/.")
 
 
 PAPER: dict[str, Any] = {
@@ -318,7 +320,7 @@ def _finetune_runs(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: Record
         name = f"{opt}-{kind}-s{seed}"
         if (out / "stages" / f"run-{name}.pt").exists():
             advance(ft.rounds)
-        stage = torch_stage(out, f"run-{name}", partial(_finetune, cfg, task, policy, rewards, opt, kind, seed, ft, name, advance))
+        stage = torch_stage(out, f"run-{name}", partial(_finetune, cfg, task, policy, rewards, opt, kind, seed, ft, name, advance, out))
         finetune_s += stage["seconds"]
         for r in stage["rounds"]:
             _append_once(store, run_id, r["policy_id"], lambda r=r, name=name, kind=kind, opt=opt: drawer.to_episodes(
@@ -332,11 +334,13 @@ def _finetune_runs(cfg: RewardTiltConfig, task: drawer.DrawerTask, store: Record
 
 
 def _finetune(cfg: RewardTiltConfig, task: drawer.DrawerTask, policy: DiffusionPolicy, rewards: dict[str, RewardFn], opt: str,
-              kind: str, seed: int, ft: Any, name: str, advance: Callable[[int], None]) -> dict[str, Any]:
+              kind: str, seed: int, ft: Any, name: str, advance: Callable[[int], None], out: Path) -> dict[str, Any]:
     """One fine-tuning run from a copy of the BC policy: every round's evaluation batch (frames
     dropped once scored) with its run reward and learned reward, and the seconds it took."""
     t = time.perf_counter()
     rounds: list[dict[str, Any]] = []
+    share_trackio_store(out, cfg.report_to)
+    trackers = Trackers(out / "runs" / name, cfg.report_to, name, {"optimizer": opt, "kind": kind, "seed": seed, **ft.model_dump(mode="json")})
 
     def on_round(rnd: diffusion_rl.Round) -> None:
         ev = rnd.evaluation
@@ -347,10 +351,17 @@ def _finetune(cfg: RewardTiltConfig, task: drawer.DrawerTask, policy: DiffusionP
                        "policy_id": f"{name}-r{rnd.index}", "ess": rnd.effective_sample_size,
                        "kl_to_bc": rnd.stats.get("kl_to_bc", float("nan")),
                        "final_loss": float(np.mean(rnd.losses[-50:])), "batch": ev, "r_run": r_run, "r_learned": r_learned})
+        trackers.log({"ess": rnd.effective_sample_size, "kl_to_bc": rnd.stats.get("kl_to_bc", float("nan")),
+                      "final_loss": rounds[-1]["final_loss"], "train_reward_mean": float(np.mean(rnd.train_rewards)),
+                      "reward_mean": float(np.mean(r_run)), "learned_reward_mean": float(np.mean(r_learned)),
+                      **{f"freq/{label}": float(np.mean(ev.outcome == label)) for label in LABELS}}, rnd.index)
         advance(1)
 
     trainer = diffusion_pg.finetune if opt == "ppo" else diffusion_rl.finetune
-    trainer(copy.deepcopy(policy), rewards[kind], ft, seed=seed, on_round=on_round, task=task)
+    try:
+        trainer(copy.deepcopy(policy), rewards[kind], ft, seed=seed, on_round=on_round, task=task)
+    finally:
+        trackers.close()
     return {"rounds": rounds, "seconds": time.perf_counter() - t}
 
 

@@ -20,7 +20,7 @@ from harnessrl.config import Config, ConfigError, changed_settings
 from harnessrl.fileio import atomic_write
 
 # settings that change where or how fast the work runs, not its results
-RUNTIME_ONLY = {"workers", "backend", "ray_address", "device", "threads"}
+RUNTIME_ONLY = {"workers", "backend", "ray_address", "device", "threads", "report_to"}  # report_to: where metrics go
 
 
 def json_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:

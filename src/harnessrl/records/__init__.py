@@ -377,7 +377,7 @@ def sft_messages(ep: Episode) -> list[dict[str, str]]:
 
 
 def episode_to_json(ep: Episode) -> dict[str, Any]:
-    d = {k: getattr(ep, k) for k in Episode.__slots__ if k not in ("context", "turns")}
+    d = {k: getattr(ep, k) for k in Episode.__slots__ if k not in ("context", "turns", "final_files")}
     d["context"] = asdict(ep.context)
     d["num_turns"] = ep.num_turns
     d["turns"] = [

@@ -78,10 +78,41 @@ def _start(item: RolloutItem, key: str, open_env: Callable[[Any, int], Any], pri
     return run
 
 
+#: bounds on the host copy of an episode's final workspace that reward functions read (never stored)
+FINAL_FILES_MAX = 500
+FINAL_FILE_BYTES = 256 * 1024
+FINAL_FILES_BYTES = 1024 * 1024
+
+
+def final_files(env: Any) -> dict[str, str] | None:
+    """{path: text} of the workspace's UTF-8 files as the agent left them (read with the workspace's contained
+    file operations: a symlink the agent planted is not followed); None for an env without a workspace."""
+    ws = getattr(env, "workspace", None)
+    if ws is None or not hasattr(ws, "files") or not hasattr(ws, "read_bytes"):
+        return None
+    out: dict[str, str] = {}
+    total = 0
+    for rel in ws.files()[:FINAL_FILES_MAX]:
+        try:
+            data = ws.read_bytes(rel)
+            text = data.decode("utf-8")
+        except Exception:  # replaced while we read, unreadable, or binary: left out
+            continue
+        if len(data) <= FINAL_FILE_BYTES and total + len(data) <= FINAL_FILES_BYTES:
+            out[rel] = text
+            total += len(data)
+    return out
+
+
 def _finish(run: _Running, policy: Policy, run_id: str) -> Episode:
     item, session = run.item, run.session
     verdict = Verdict(reward=0.0, success=False, outcome="crash", status="crash")
+    files = None
     if not run.crash and session is not None:
+        try:
+            files = final_files(run.env)  # before grading: the tests' own files are not the agent's
+        except Exception:  # a copy for reward functions must not lose the episode
+            files = None
         try:
             verdict = session.finish()
         except Exception:
@@ -101,6 +132,9 @@ def _finish(run: _Running, policy: Policy, run_id: str) -> Episode:
     meta = dict(verdict.info)
     if run.crash:
         meta["crash"] = run.crash
+    declared = getattr(getattr(item.task, "meta", None), "reward_hook", None)
+    if callable(declared) and declared():  # the task's reward functions, applied on the host (harnessrl.rewards)
+        meta["task_rewards"] = declared()
     return Episode(
         context=Context(task_id=task_id_of(item.task), harness_id=item.harness.id,
                         env_id=getattr(item.task, "suite", ""), seed=item.seed),
@@ -119,6 +153,7 @@ def _finish(run: _Running, policy: Policy, run_id: str) -> Episode:
         wall_time=time.perf_counter() - run.started,
         metadata=meta,
         messages=[dict(m) for m in session.messages] if session is not None else [],
+        final_files=files,
     )
 
 

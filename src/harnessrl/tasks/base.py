@@ -20,7 +20,8 @@ A suite is a folder::
 
 task.toml keys (each may also be given once for all tasks in suite.toml's [defaults]):
     title, kind ("code" | "terminal"), category, difficulty, tags, needs_shell,
-    agent_timeout_s, test_timeout_s
+    agent_timeout_s, test_timeout_s, and the task's reward hook (harnessrl.rewards):
+    reward_funcs, reward_weights, verifier_weight
 
 solution/edits.toml is an ordered list of steps the oracle can replay through any harness's
 own edit syntax (SEARCH/REPLACE, str_replace_editor, `edit start:end`, a heredoc...)::
@@ -54,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harnessrl.config import Config, ConfigError, load_config, read_file
 from harnessrl.tasks.workspace import Workspace
@@ -173,6 +174,24 @@ class TaskMeta(Config):
     needs_shell: bool = False  # only solvable by running commands, not by file edits alone
     agent_timeout_s: float = Field(600.0, gt=0)
     test_timeout_s: float = Field(120.0, gt=0)
+    # reward functions on top of the verifier for this task (harnessrl.rewards; TRL's names), added to a run's own
+    reward_funcs: list[str] = Field(default_factory=list)
+    reward_weights: list[float] | None = None
+    verifier_weight: float = 1.0
+
+    @model_validator(mode="after")
+    def _one_weight_per_function(self) -> "TaskMeta":
+        if self.reward_weights is not None and len(self.reward_weights) != len(self.reward_funcs):
+            raise ValueError(f"reward_weights: {len(self.reward_weights)} weights for {len(self.reward_funcs)} reward_funcs; "
+                             "give one weight per function")
+        return self
+
+    def reward_hook(self) -> dict | None:
+        """The reward hook this task declares ({reward_funcs, reward_weights, verifier_weight}), or None."""
+        if not self.reward_funcs and self.verifier_weight == 1.0:
+            return None
+        return {"reward_funcs": list(self.reward_funcs), "reward_weights": self.reward_weights,
+                "verifier_weight": self.verifier_weight}
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from harnessrl.config import Config, ConfigError
 from harnessrl.episode import Episode
 from harnessrl.rewards import RewardHook
 from harnessrl.rewards import apply as apply_rewards
+from harnessrl.rewards import check_tasks
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
 from harnessrl.records import RecordStore
@@ -183,6 +184,7 @@ class AgentTrainer:
         self.harness_index = {h.id: i for i, h in enumerate(self.harnesses)}
         self.tasks = tasks if tasks is not None else load_tasks(cfg.suite, cfg.tasks)
         check_trainable(self.tasks, self.harnesses, cfg.seals_dir)
+        check_tasks(self.tasks)  # the tasks' own reward functions (task.toml) import before any model loads
         _seed_all(_mix(cfg.seed, -1, 0))  # LoRA's random init must not depend on what ran before
         self.policy = policy or LMPolicy.from_config(cfg.policy)
         self._preflight_context()

@@ -38,6 +38,7 @@ from harnessrl.rl.losses import ppo_loss
 from harnessrl.rl.trl_options import from_trl_names
 from harnessrl.rl.value import value_loss
 from harnessrl.train.checkpoint import load_checkpoint, save_checkpoint
+from harnessrl.train.metrics import REPORT_TO_HELP, ReportTo, Trackers
 from harnessrl.train.ppo_agent import ActorCritic
 from harnessrl.train.ppo_stats import UpdateStats, episode_stats, value_stats
 
@@ -87,6 +88,7 @@ class PPOConfig(Config):
     torch_threads: int = Field(1, ge=1)
     device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:\d+)?)$", description="cpu, cuda[:N], or auto (cuda if present)")
     checkpoint_every: int = Field(0, ge=0, description="updates between checkpoints (0 = only at the end when run_dir is set)")
+    report_to: ReportTo = Field(default_factory=list, description=REPORT_TO_HELP + " Needs a run_dir.")
 
     @model_validator(mode="before")
     @classmethod
@@ -155,6 +157,8 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
               on_update: Callable[[int, int, dict[str, float]], None] | None = None) -> PPOResult:
     """Train PPO on `env` (a MultiContextVectorEnv or compatible); returns the agent and its history."""
     _check_env(env, cfg)
+    if cfg.report_to and run_dir is None:
+        raise ConfigError(f"report_to {cfg.report_to}: the trackers write into the run folder; give train_ppo a run_dir")
     torch.set_num_threads(cfg.torch_threads)
     N, T = env.num_envs, cfg.num_steps
     batch_size = N * T
@@ -194,37 +198,42 @@ def train_ppo(cfg: PPOConfig, env: Any, *, run_dir: str | Path | None = None, re
 
     t_start = time.perf_counter() - elapsed
     timings = {"rollout": 0.0, "update": 0.0}  # seconds this process spent (not restored on resume)
-    for update in range(start_update, num_updates):
-        if cfg.anneal_lr:
-            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - update / num_updates)
-        t_rollout = time.perf_counter()
-        next_obs = _collect(cfg, env, agent, np_actor, buf, next_obs, rngs, obs_norm, rew_norm, dev)
-        global_step += batch_size
-        first_new = len(episodes)
-        for e in env.pop_episodes():
-            episodes.append((*e, global_step))
-        batch = _advantages(cfg, agent, buf, next_obs, context, dev)
-        t_update = time.perf_counter()
-        stats = _update(cfg, agent, optimizer, batch, rngs.torch, dev)
+    trackers = Trackers(run_dir or ".", cfg.report_to, Path(run_dir or ".").name, cfg.model_dump(mode="json"))
+    try:
+        for update in range(start_update, num_updates):
+            if cfg.anneal_lr:
+                optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - update / num_updates)
+            t_rollout = time.perf_counter()
+            next_obs = _collect(cfg, env, agent, np_actor, buf, next_obs, rngs, obs_norm, rew_norm, dev)
+            global_step += batch_size
+            first_new = len(episodes)
+            for e in env.pop_episodes():
+                episodes.append((*e, global_step))
+            batch = _advantages(cfg, agent, buf, next_obs, context, dev)
+            t_update = time.perf_counter()
+            stats = _update(cfg, agent, optimizer, batch, rngs.torch, dev)
 
-        # -- log, checkpoint ----------------------------------------------------------------------
-        t_done = time.perf_counter()
-        timings["rollout"] += t_update - t_rollout
-        timings["update"] += t_done - t_update
-        row = stats.row(update, global_step, optimizer.param_groups[0]["lr"])
-        row.update(value_stats(batch.values, batch.ret, batch.context, env.num_contexts))
-        row.update(episode_stats(episodes[first_new:], env.num_contexts))
-        history.append(row)
-        elapsed = time.perf_counter() - t_start
-        if on_update is not None:
-            on_update(update + 1, num_updates, {**row, "sps": global_step / max(elapsed, 1e-9)})
-        last = update + 1 == num_updates
-        if run_dir is not None and ((cfg.checkpoint_every and (update + 1) % cfg.checkpoint_every == 0) or last):
-            save_checkpoint(run_dir, {
-                "config": cfg.model_dump(), "context_names": list(env.context_names), "update": update + 1,
-                "global_step": global_step, "elapsed": elapsed, **_training_state(agent, optimizer, rngs, env, obs_norm, rew_norm),
-                "next_obs": next_obs, "history": history, "episodes": episodes,
-            })
+            # -- log, checkpoint ----------------------------------------------------------------------
+            t_done = time.perf_counter()
+            timings["rollout"] += t_update - t_rollout
+            timings["update"] += t_done - t_update
+            row = stats.row(update, global_step, optimizer.param_groups[0]["lr"])
+            row.update(value_stats(batch.values, batch.ret, batch.context, env.num_contexts))
+            row.update(episode_stats(episodes[first_new:], env.num_contexts))
+            history.append(row)
+            elapsed = time.perf_counter() - t_start
+            if on_update is not None:
+                on_update(update + 1, num_updates, {**row, "sps": global_step / max(elapsed, 1e-9)})
+            trackers.log(row, update + 1)
+            last = update + 1 == num_updates
+            if run_dir is not None and ((cfg.checkpoint_every and (update + 1) % cfg.checkpoint_every == 0) or last):
+                save_checkpoint(run_dir, {
+                    "config": cfg.model_dump(), "context_names": list(env.context_names), "update": update + 1,
+                    "global_step": global_step, "elapsed": elapsed, **_training_state(agent, optimizer, rngs, env, obs_norm, rew_norm),
+                    "next_obs": next_obs, "history": history, "episodes": episodes,
+                })
+    finally:
+        trackers.close()
     wall = time.perf_counter() - t_start
     return PPOResult(agent, history, episodes, global_step, wall, obs_norm, rew_norm,
                      extra={"context_names": list(env.context_names), "timings": timings, "action_space": act_space})
@@ -274,8 +283,11 @@ def _check_resumable(state: dict[str, Any], cfg: PPOConfig, env: Any, run_dir: s
     if state["context_names"] != list(env.context_names):
         raise CheckpointMismatch(f"{run_dir}: the checkpoint was trained on contexts {state['context_names']}, the env has "
                                  f"{list(env.context_names)}; resume with the same env or use a new run directory")
-    if state["config"] != cfg.model_dump():
-        diff = sorted(k for k, v in cfg.model_dump().items() if state["config"].get(k) != v)
+    # where the metrics go is not what is trained (and a checkpoint from before report_to existed has none)
+    saved = {k: v for k, v in state["config"].items() if k != "report_to"}
+    now = cfg.model_dump(exclude={"report_to"})
+    if saved != now:
+        diff = sorted(k for k, v in now.items() if saved.get(k) != v)
         raise CheckpointMismatch(f"{run_dir}: the checkpoint was written with a different config ({', '.join(diff)} differ); "
                                  "resume with the same settings or use a new run directory")
 

@@ -42,6 +42,7 @@ from harnessrl.harness.skills import MUTATIONS, Skill, SkillSection, mutate, par
 from harnessrl.policies.base import AgentState, Policy
 from harnessrl.rollout.envs import open_env as default_open_env
 from harnessrl.rollout.suites import task_id
+from harnessrl.train.metrics import REPORT_TO_HELP, ReportTo, Trackers
 from harnessrl.tasks.contract import TaskLike
 
 
@@ -79,6 +80,7 @@ class SkillOptimizerConfig(Config):
     proposer: ProposerConfig = Field(default_factory=ProposerConfig)
     paired_seeds: bool = Field(False, description="Parent and candidate minibatch rollouts share seeds (common random numbers).")
     seed: int = Field(0, description="Seeds minibatch draws, operators and every rollout seed.")
+    report_to: ReportTo = Field(default_factory=list, description=REPORT_TO_HELP + " One step per iteration, in the run folder.")
 
 
 @dataclass
@@ -208,6 +210,7 @@ class SkillOptimizer:
         t0 = time.perf_counter()
         rng = np.random.default_rng(cfg.seed)
         pool = cfg.proposer.section_pool()
+        trackers = Trackers(self.run_dir, cfg.report_to, self.run_id, cfg.model_dump(mode="json"))  # a missing tracker fails first
         log = SkillLogWriter(self.run_dir)
         try:
             self._header(log)
@@ -263,11 +266,14 @@ class SkillOptimizer:
                     if acc.role == "validation":
                         val_score[cand] = d.candidate_score
                     current, current_skill = cand, skill
+                trackers.log({"accepted": float(d.accepted), "accepted_total": len(accepted), "episodes": self.n_episodes,
+                              "parent_score": d.parent_score, "candidate_score": d.candidate_score}, it)
                 if progress:
                     progress(it, cfg.iterations)
             log.write("end", best=current, best_version=current_skill.version, accepted=accepted,
                       episodes=self.n_episodes, wall_time=time.perf_counter() - t0)
         finally:
             log.close()
+            trackers.close()
         return OptimizerResult(self.run_id, self.run_dir, current, current_skill, accepted, cfg.iterations + 1,
                                self.n_episodes, time.perf_counter() - t0)
