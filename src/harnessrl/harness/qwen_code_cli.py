@@ -15,8 +15,11 @@ the calls of one reply concurrently, and two edits of one file must not race):
     replace -> edit{file_path, old_string, new_string}
     run     -> run_shell_command{command}: the script is passed base64-encoded and piped to
                bash, so no quoting or `$(...)` of the script meets the program's command checks
-    read    -> read_file{absolute_path}
+    read    -> read_file{file_path}
     finish  -> a reply with no tool call (noop's only reply)
+
+The program refuses to edit or overwrite a file it has not read in this session (or that
+changed since it was read), so an edit of such a file is preceded by a read_file call.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import base64
 import json
 from typing import Any, ClassVar
 
+from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import resolve, shown
 from harnessrl.harness.base import Intent, Session, register_style
 from harnessrl.harness.program import ProgramHarness, ProgramSession
@@ -43,8 +47,11 @@ def _abs(path: str) -> str:
 
 
 class QwenCodeCliSession(ProgramSession):
-    def launch_options(self) -> dict[str, Any]:
-        return {}
+    """Remembers which files the scripted reply has had the program read (see `render_turn`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.read_paths: set[str] = set()
 
 
 @register_style
@@ -72,6 +79,28 @@ class QwenCodeCliHarness(ProgramHarness):
         if intent.kind == "read":
             return tool_call("read_file", {PATH_PARAM["read_file"]: _abs(a["path"])})
         raise ValueError(f"qwen_code_cli cannot express a {intent.kind!r} intent")
+
+    def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
+        """One call per reply. The program refuses to edit or overwrite an existing file it has not
+        read in this session, or that changed since (its read cache compares mtime and size), so
+        an edit of such a file is preceded by a read_file of it (a preparatory call, 0 intents
+        used); a shell command may change any file, so after one every file is read again."""
+        intent = intents[0]
+        read = getattr(session, "read_paths", None)
+        if read is not None:
+            if intent.kind == "run":
+                read.clear()
+            elif intent.kind == "read":
+                read.add(_abs(intent.args["path"]))
+            elif intent.kind in ("write", "replace"):
+                path = _abs(intent.args["path"])
+                rel = resolve(path)
+                env = getattr(session, "env", None)
+                if path not in read and rel and env is not None and ws.exists(env, rel):
+                    read.add(path)
+                    return tool_call("read_file", {PATH_PARAM["read_file"]: path}), 0
+                read.add(path)  # its own edit refreshes what it knows of the file
+        return self.render_intent(intent, session), 1
 
     def expressible(self, intent: Intent) -> bool:
         return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
