@@ -158,7 +158,7 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
     `options`: mini-swe-agent `step_limit`, `command_timeout_s`; aider-cli `files` (paths under
     /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`;
     qwen-code-cli `max_turns`, `managed_memory`, `core_tools`, `exclude_tools`, `system_prompt`,
-    `settings` (merged into its settings.json)."""
+    `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings)."""
     prog = installed(name)
     build = _BUILDERS.get(program(name).name)
     if build is None:
@@ -268,13 +268,23 @@ def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
     return argv, env, {}
 
 
-def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str
-               ) -> tuple[list[str], dict, dict]:
+def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+               agent: Mapping | None = None) -> tuple[list[str], dict, dict]:
     task_file = _write(state, "task.md", task)
     argv = [str(prog.executable), "--headless", "--file", task_file, "--always-approve", "--override-with-envs"]
     env = {"LLM_API_KEY": api_key, "LLM_BASE_URL": base_url, "LLM_MODEL": f"openai/{model}",
            "OPENHANDS_PERSISTENCE_DIR": f"{STATE}/openhands", "OPENHANDS_WORK_DIR": APP,
            "ALLOW_SHORT_CONTEXT_WINDOWS": "true"}  # else it refuses a model under 16k tokens (SmolLM2: 8k)
+    if agent:  # its saved agent settings (the openhands-cli-8k spec): the CLI loads them, then sets
+        # the model from the environment and its tools (filtered by `filter_tools_regex`) itself
+        home = state / "openhands"
+        home.mkdir(exist_ok=True)
+        llm = {"model": f"openai/{model}", "api_key": api_key, "base_url": base_url, "usage_id": "agent"}
+        saved = _merged({"llm": llm}, agent)
+        _write(state, "openhands/agent_settings.json", json.dumps(saved, indent=1))
+        if os.geteuid() == 0:  # the program writes its conversations there
+            for p in (home, home / "agent_settings.json"):
+                os.chown(p, *_owner(state))
     return argv, env, {"conversations": f"{STATE}/openhands/conversations"}
 
 
