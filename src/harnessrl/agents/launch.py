@@ -157,7 +157,8 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
     docstring). `base_url` ends in `/v1`; `model` is the name the endpoint serves. Per-program
     `options`: mini-swe-agent `step_limit`, `command_timeout_s`; aider-cli `files` (paths under
     /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`;
-    qwen-code-cli `max_turns`, `managed_memory`."""
+    qwen-code-cli `max_turns`, `managed_memory`, `core_tools`, `exclude_tools`, `system_prompt`,
+    `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings)."""
     prog = installed(name)
     build = _BUILDERS.get(program(name).name)
     if build is None:
@@ -234,13 +235,19 @@ def _aider(prog: Installed, state: Path, *, task: str, base_url: str, api_key: s
 
 
 def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
-          max_turns: int | None = None, managed_memory: bool = True) -> tuple[list[str], dict, dict]:
-    settings = {  # ~/.qwen/settings.json: what its flags do not cover
+          max_turns: int | None = None, managed_memory: bool = True, core_tools: Sequence[str] = (),
+          exclude_tools: Sequence[str] = (), system_prompt: str | None = None,
+          settings: Mapping | None = None) -> tuple[list[str], dict, dict]:
+    # ~/.qwen/settings.json: what its flags do not cover. `settings` (the qwen-code-cli-8k spec:
+    # its context window, no startup context, no skills) is merged over it; `system_prompt`
+    # replaces the program's through QWEN_SYSTEM_MD, its documented override
+    base = {
         "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
         "security": {"auth": {"selectedType": "openai"}}, "model": {"name": model},
         "memory": {"enableManagedAutoMemory": managed_memory},
     }
+    settings = _merged(base, settings or {})
     qwen_home = state / "home" / ".qwen"
     qwen_home.mkdir(exist_ok=True)
     _write(state, "home/.qwen/settings.json", json.dumps(settings, indent=1))
@@ -251,20 +258,42 @@ def _qwen(prog: Installed, state: Path, *, task: str, base_url: str, api_key: st
     # ends with no prompt at all): then the deprecated `--prompt=`, which takes any text
     prompt = f"--prompt={task}" if task.startswith("-") else task
     argv = [str(prog.executable), prompt, "--approval-mode", "yolo", "--auth-type", "openai", "--model", model,
-            *(["--max-session-turns", str(max_turns)] if max_turns else [])]
+            *(["--max-session-turns", str(max_turns)] if max_turns else []),
+            *(["--core-tools", ",".join(core_tools)] if core_tools else []),
+            *(["--exclude-tools", ",".join(exclude_tools)] if exclude_tools else [])]
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": api_key, "OPENAI_MODEL": model,
            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1", "QWEN_CODE_DISABLE_PRECONNECT": "1", "QWEN_TELEMETRY_ENABLED": "false"}
+    if system_prompt is not None:
+        env["QWEN_SYSTEM_MD"] = _write(state, "system.md", system_prompt)
     return argv, env, {}
 
 
-def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str
-               ) -> tuple[list[str], dict, dict]:
+def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+               agent: Mapping | None = None) -> tuple[list[str], dict, dict]:
     task_file = _write(state, "task.md", task)
     argv = [str(prog.executable), "--headless", "--file", task_file, "--always-approve", "--override-with-envs"]
     env = {"LLM_API_KEY": api_key, "LLM_BASE_URL": base_url, "LLM_MODEL": f"openai/{model}",
            "OPENHANDS_PERSISTENCE_DIR": f"{STATE}/openhands", "OPENHANDS_WORK_DIR": APP,
            "ALLOW_SHORT_CONTEXT_WINDOWS": "true"}  # else it refuses a model under 16k tokens (SmolLM2: 8k)
+    if agent:  # its saved agent settings (the openhands-cli-8k spec): the CLI loads them, then sets
+        # the model from the environment and its tools (filtered by `filter_tools_regex`) itself
+        home = state / "openhands"
+        home.mkdir(exist_ok=True)
+        llm = {"model": f"openai/{model}", "api_key": api_key, "base_url": base_url, "usage_id": "agent"}
+        saved = _merged({"llm": llm}, agent)
+        _write(state, "openhands/agent_settings.json", json.dumps(saved, indent=1))
+        if os.geteuid() == 0:  # the program writes its conversations there
+            for p in (home, home / "agent_settings.json"):
+                os.chown(p, *_owner(state))
     return argv, env, {"conversations": f"{STATE}/openhands/conversations"}
+
+
+def _merged(base: Mapping, over: Mapping) -> dict:
+    """`over` merged into `base`, mappings key by key (neither is changed)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+    return out
 
 
 def _owner(path: Path) -> tuple[int, int]:

@@ -63,10 +63,43 @@ def print_audit(result) -> None:
     for row in matrix_rows(result):
         t.add_row(row["task"], *[Text(row[a], style="bold red" if row[a].startswith("HOLE") else "") for a in result.attacks])
     console.print(t)
+    print_per_harness(result)
     for c in result.holes:
         console.print(f"[red]HOLE[/] {escape(f'{c.task_id} x {c.harness_id}: {c.attack} scored (episode {c.episode_id})')}", markup=True)
     console.print("[bold green]every applicable attack blocked[/]" if result.passed
                   else f"[bold red]{len(result.holes)} hole(s)[/]: see docs/audit.md for how to fix a task", markup=True)
+
+
+def per_harness_counts(result) -> dict[tuple[str, str], dict[str, int]]:
+    """(harness id, attack) -> {verdict: number of tasks}: what each harness (a real program or a
+    reconstruction) ran of every attack, and how each ended."""
+    from harnessrl.evaluate.audit import VERDICTS
+
+    out = {(h, a): dict.fromkeys(VERDICTS, 0) for h in result.harnesses for a in result.attacks}
+    for c in result.cells:
+        out.setdefault((c.harness_id, c.attack), dict.fromkeys(VERDICTS, 0))[c.verdict] += 1
+    return out
+
+
+def print_per_harness(result) -> None:
+    """One row per harness, one column per attack: `blocked/ran` (and the holes), n/a counted apart."""
+    counts = per_harness_counts(result)
+    t = Table(title="Per harness: attack episodes blocked / run (n/a: not expressible or out of scope)")
+    t.add_column("harness")
+    for a in result.attacks:
+        t.add_column(a)
+    t.add_column("total")
+    for h in result.harnesses:
+        cells, ran, blocked = [], 0, 0
+        for a in result.attacks:
+            c = counts[(h, a)]
+            n = c["scored"] + c["blocked"]
+            ran, blocked = ran + n, blocked + c["blocked"]
+            text = (f"{c['blocked']}/{n}" if n else "-") + (f" HOLE {c['scored']}" if c["scored"] else "") \
+                + (f" ({c['n/a']} n/a)" if c["n/a"] else "")
+            cells.append(Text(text, style="bold red" if c["scored"] else ""))
+        t.add_row(h, *cells, f"{blocked}/{ran}")
+    console.print(t)
 
 
 def audit_command(

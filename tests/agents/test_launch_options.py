@@ -1,0 +1,49 @@
+"""What a program's launch writes for one episode, from its spec's options (no program runs: a
+stand-in install). The 8k Qwen Code spec reaches the program only through its own settings file,
+flags and QWEN_SYSTEM_MD."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+from harnessrl.agents.launch import launch_spec
+from harnessrl.harness.base import load_spec
+from harnessrl.tasks.sandbox import Limits, Sandbox
+from harnessrl.tasks.workspace import Workspace
+
+from .test_install import agents_dir, fake_install  # noqa: F401  (the fixture)
+
+
+def test_the_8k_qwen_spec_configures_the_program_through_its_settings(agents_dir):  # noqa: F811
+    fake_install("qwen-code-cli")
+    options = dict(load_spec("qwen-code-cli-8k").options["launch"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(Limits(), unsafe=True, bwrap="/nonexistent")
+    with Workspace.create(None, quota_mb=16) as ws:
+        spec = launch_spec("qwen-code-cli", ws, sandbox, task="Fix it.", base_url="http://127.0.0.1:1/v1",
+                           api_key="k", model="m", **options)
+        settings = json.loads((spec.state_dir / "home" / ".qwen" / "settings.json").read_text())
+        system = (spec.state_dir / "system.md").read_text()
+    argv = list(spec.argv)
+    assert argv[1] == "Fix it." and argv[argv.index("--core-tools") + 1] == "read_file,edit,write_file,run_shell_command"
+    assert "agent" in argv[argv.index("--exclude-tools") + 1].split(",")
+    assert spec.env["QWEN_SYSTEM_MD"] == "/agent/system.md" and "/app" in system
+    # the spec's settings are merged over the launch's own, which stay (model, telemetry, auth)
+    assert settings["model"] == {"name": "m", "skipStartupContext": True, "generationConfig": {"contextWindowSize": 8192}}
+    assert settings["skills"]["disabledLevels"] == ["project", "user", "extension", "bundled"]
+    assert settings["telemetry"] == {"enabled": False} and settings["memory"] == {"enableManagedAutoMemory": False}
+    assert settings["security"]["auth"]["selectedType"] == "openai"
+
+
+def test_the_default_qwen_launch_keeps_the_programs_own_prompt_and_tools(agents_dir):  # noqa: F811
+    fake_install("qwen-code-cli")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(Limits(), unsafe=True, bwrap="/nonexistent")
+    with Workspace.create(None, quota_mb=16) as ws:
+        spec = launch_spec("qwen-code-cli", ws, sandbox, task="-x starts like a flag", base_url="http://h/v1",
+                           api_key="k", model="m", **dict(load_spec("qwen-code-cli").options["launch"]))
+    assert "QWEN_SYSTEM_MD" not in spec.env and "--core-tools" not in spec.argv and "--exclude-tools" not in spec.argv
+    assert spec.argv[1] == "--prompt=-x starts like a flag"

@@ -1,0 +1,69 @@
+"""The scripted replies for the tool-call programs (Qwen Code, OpenHands) in each program's own
+tools, including the steps each program's rules add: Qwen Code edits only files it has read
+(since they last changed), OpenHands' editor creates only new files in existing folders. The
+programs themselves run these in tests/harness/test_conformance.py (slow)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from harnessrl.harness.base import Intent, make_harness
+from harnessrl.tasks.workspace import Workspace
+
+
+def call(text: str) -> dict:
+    assert text.startswith("<tool_call>\n") and text.endswith("\n</tool_call>"), text
+    return json.loads(text[len("<tool_call>\n"):-len("\n</tool_call>")])
+
+
+@pytest.fixture
+def session():
+    with Workspace.create(None, quota_mb=16) as ws:
+        ws.write_text("a.py", "x = 1\n")
+        ws.write_text("empty.txt", "")
+        yield SimpleNamespace(env=SimpleNamespace(workspace=ws), read_paths=set())
+
+
+def test_qwen_code_reads_a_file_before_it_edits_it_and_again_after_a_shell_command(session):
+    h = make_harness("qwen-code-cli")
+    replace = Intent("replace", path="a.py", old="x = 1", new="x = 2")
+    text, used = h.render_turn([replace], session)
+    assert used == 0 and call(text) == {"name": "read_file", "arguments": {"file_path": "/app/a.py"}}
+    text, used = h.render_turn([replace], session)
+    assert used == 1 and call(text) == {"name": "edit", "arguments": {
+        "file_path": "/app/a.py", "old_string": "x = 1", "new_string": "x = 2"}}
+    text, used = h.render_turn([Intent("run", command="echo hi > a.py")], session)
+    assert used == 1 and call(text)["name"] == "run_shell_command"
+    assert "base64 -d | bash" in call(text)["arguments"]["command"]
+    assert h.render_turn([replace], session)[1] == 0  # the shell may have changed it: read again
+    new = Intent("write", path="pkg/new.py", content="y = 1\n")  # a new file needs no read
+    text, used = h.render_turn([new], session)
+    assert used == 1 and call(text) == {"name": "write_file", "arguments": {"file_path": "/app/pkg/new.py",
+                                                                             "content": "y = 1\n"}}
+    assert h.render_turn([Intent("finish", message="Done.")], session) == ("Done.", 1)  # no tool call
+
+
+def test_openhands_writes_through_its_editor_and_finishes_with_finish(session):
+    h = make_harness("openhands-cli")
+    text, used = h.render_turn([Intent("write", path="pkg/new.py", content="y\n")], session)
+    assert used == 0 and call(text)["name"] == "terminal" and call(text)["arguments"]["command"] == "mkdir -p /app/pkg"
+    session.env.workspace.write_text("pkg/keep", "")  # the folder now exists
+    args = call(h.render_turn([Intent("write", path="pkg/new.py", content="y\n")], session)[0])["arguments"]
+    assert (args["command"], args["path"], args["file_text"]) == ("create", "/app/pkg/new.py", "y\n")
+    args = call(h.render_turn([Intent("write", path="a.py", content="x = 3\n")], session)[0])["arguments"]
+    assert (args["command"], args["old_str"], args["new_str"]) == ("str_replace", "x = 1\n", "x = 3\n")  # no overwrite by create
+    args = call(h.render_turn([Intent("write", path="empty.txt", content="z\n")], session)[0])["arguments"]
+    assert (args["command"], args["insert_line"], args["new_str"]) == ("insert", 0, "z\n")
+    for kind, risk in (("read", "LOW"), ("write", "MEDIUM")):
+        assert call(h.render_intent(Intent(kind, path="a.py", content="q\n"), session))["arguments"]["security_risk"] == risk
+    assert call(h.render_turn([Intent("finish", message="Done.")], session)[0]) == {
+        "name": "finish", "arguments": {"message": "Done."}}
+
+
+@pytest.mark.parametrize("name", ["qwen-code-cli", "qwen-code-cli-8k", "openhands-cli"])
+def test_the_tool_call_programs_have_shell_and_edit(name):
+    h = make_harness(name)
+    assert h.capabilities == {"shell", "edit"} and h.parse("anything") == []
