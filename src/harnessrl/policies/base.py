@@ -40,6 +40,8 @@ class AgentState:
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)  # per-episode scratch space owned by the policy
     privileged: Privileged | None = None  # set only for policies with `privileged = True`
+    # a real program's pending call as it sent it (tools, stop...): what forward mode sends upstream unchanged
+    request: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -170,6 +170,7 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
             for r in active:
                 r.state.turn = r.session.turn
                 r.state.messages = r.session.messages
+                r.state.request = getattr(r.session, "request", None)  # a program's raw call (forward mode)
                 if r.state.privileged is not None:
                     r.state.privileged.view = r.session.view()
             t0 = time.perf_counter()
