@@ -112,7 +112,8 @@ def recording_open(tag: str):
 
         def scored():
             after = snapshot(env.workspace)
-            CHANGES[f"{tag}|{task.id}"] = {p: after.get(p) for p in set(before) | set(after) if before.get(p) != after.get(p)}
+            CHANGES[f"{tag}|{task.id}"] = {p: (before.get(p), after.get(p)) for p in set(before) | set(after)
+                                           if before.get(p) != after.get(p)}
             return score()
 
         env.score = scored
@@ -193,18 +194,29 @@ def replay_part(pairs: list[tuple[str, str]], tasks: list[Any], workdir: Path) -
             prog_ep = run_group(make_policy(f"replay:{path}"), [RolloutItem(harness_for(prog, []), task, 0)],
                                 run_id="rvp-replay", open_env=recording_open(prog))[0]
             a, b = CHANGES.get(f"{recon}|{task.id}", {}), CHANGES.get(f"{prog}|{task.id}", {})
-            first = next((p for p in sorted(set(a) | set(b)) if a.get(p) != b.get(p)), None)
+            first = next((p for p in sorted(set(a) | set(b)) if a.get(p, (None, None))[1] != b.get(p, (None, None))[1]
+                          or (p in a) != (p in b)), None)
             diff = ""
-            if first is not None:
-                diff = "".join(difflib.unified_diff((a.get(first) or b"").decode(errors="replace").splitlines(True),
-                                                    (b.get(first) or b"").decode(errors="replace").splitlines(True),
+            if first is not None:  # a file one side left alone is shown as it began
+                x, y = (side.get(first) or (other.get(first) or (None, None))[:1] * 2 for side, other in ((a, b), (b, a)))
+                diff = "".join(difflib.unified_diff((x[1] or b"").decode(errors="replace").splitlines(True),
+                                                    (y[1] or b"").decode(errors="replace").splitlines(True),
                                                     f"{recon}/{first}", f"{prog}/{first}", n=1))[:600]
             rows.append({"pair": f"{recon}<->{prog}", "task": task.id, "replies": len(ep.turns),
                          "recon_solved": ep.success, "program_solved": prog_ep.success,
                          "recon_files": sorted(a), "program_files": sorted(b), "same_files": sorted(a) == sorted(b),
                          "same_contents": first is None, "program_status": prog_ep.status,
-                         "program_calls": len(prog_ep.metadata.get("calls", [])), "first_difference": diff})
+                         "program_calls": len(prog_ep.metadata.get("calls", [])), "first_difference": diff,
+                         **observations(ep, prog_ep)})
     return rows
+
+
+def observations(recon: Any, prog: Any) -> dict[str, Any]:
+    """What each side showed the model after the first reply (the second turn's new message)."""
+    a = recon.turns[1].observation if len(recon.turns) > 1 else None
+    b = prog.turns[1].observation if len(prog.turns) > 1 else None
+    return {"recon_observation": (a or "")[:300], "program_observation": (b or "")[:300],
+            "same_observation": a == b if a is not None and b is not None else None}
 
 
 def smollm2_part(model: str, pairs: list[tuple[str, str]], tasks: list[Any], max_turns: int, max_new: int) -> list[dict[str, Any]]:
@@ -266,7 +278,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             result["replay"] = replay_part(pairs, tasks, Path(d))
         print(table(result["replay"], ["pair", "task", "replies", "recon_solved", "program_solved", "same_files",
-                                        "same_contents", "program_status", "program_calls"]), flush=True)
+                                        "same_contents", "same_observation", "program_status", "program_calls"]), flush=True)
     if "smollm2" in parts:
         result["smollm2"] = smollm2_part(args.model, pairs, tasks, args.max_turns, args.max_new_tokens)
         print(table(result["smollm2"], ["harness", "episodes", "solved", "solved_ci", "outcomes", "statuses", "turns",
