@@ -2,6 +2,10 @@
 
     harnessrl gateway serve --policy lm:smollm2-135m --port 8000 --api-key-env HARNESSRL_GATEWAY_KEY
     OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=$HARNESSRL_GATEWAY_KEY some-agent ...
+    harnessrl gateway serve --forward http://127.0.0.1:8001/v1 --port 8000    # forward mode (a vLLM server)
+
+A request that asks for `logprobs` / `return_token_ids` (vLLM's fields) gets the policy's sampled
+ids, log-probs and prompt ids, so this gateway can itself be the upstream of forward mode.
 
 Each call is answered on its own (no lockstep group) with the conversation rendered as a
 program harness renders it (tools Hermes-style). Episodes run their programs through a gateway
@@ -21,7 +25,9 @@ app = typer.Typer(help="The OpenAI-compatible model gateway (debugging: serve a 
 
 
 @app.command("serve")
-def serve(policy: str = typer.Option(..., "--policy", "-p", help="A policy spec: lm:NAME, endpoint:MODEL, replay:FILE, ..."),
+def serve(policy: str = typer.Option("", "--policy", "-p", help="A policy spec: lm:NAME, endpoint:MODEL, replay:FILE, ..."),
+          forward: str = typer.Option("", "--forward", help="Forward mode: send each call as it came to this "
+                                      "OpenAI-compatible URL (same as --policy forward:URL)."),
           port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one)."),
           api_key_env: str = typer.Option("HARNESSRL_GATEWAY_KEY", "--api-key-env",
                                           help="Environment variable holding the one api key accepted."),
@@ -31,16 +37,20 @@ def serve(policy: str = typer.Option(..., "--policy", "-p", help="A policy spec:
     import socket
 
     from harnessrl.gateway import Gateway
-    from harnessrl.gateway.openai_wire import call_limits, cut_at_stop
-    from harnessrl.harness._program_wire import to_reply, to_text
-    from harnessrl.policies.base import AgentState
     from harnessrl.policies.registry import make_policy
+    from harnessrl.policies.upstream_tokens import answer_call
 
+    policy = _policy_spec(policy, forward)
     key = os.environ.get(api_key_env, "")
     if not key:
         raise fail(f"--api-key-env {api_key_env}: the variable is empty; export {api_key_env}=<a secret> first")
+    from harnessrl.policies.endpoint import EndpointError
+
     with user_errors():
-        pol = make_policy(policy)
+        try:
+            pol = make_policy(policy)
+        except EndpointError as err:  # forward mode: the upstream is not there, or refuses us
+            raise fail(f"--{'forward' if forward else 'policy'}: {err}") from None
         try:
             sock = socket.create_server(("127.0.0.1", port))
         except OSError as err:
@@ -54,20 +64,18 @@ def serve(policy: str = typer.Option(..., "--policy", "-p", help="A policy spec:
             call = gw.next_call(timeout=0.5)
             if call is None:
                 continue
-            cap, stop = call_limits(call.request)  # honoured as in an episode (harness/program.py)
-            state = AgentState(messages=to_text(call.request, issued), harness_id="gateway", task_id="serve",
-                               turn=n, episode_key=f"call-{n}", max_tokens=cap, stop=stop)
-            action = pol.act([state])[0]
-            pol.end_episode(state)
-            text, stopped = cut_at_stop(action.text, stop)
-            reply, _ = to_reply(text, call.request, issued)
-            if not reply.tool_calls:
-                reply.finish_reason = "length" if action.truncated and not stopped else "stop"
-            reply.prompt_tokens, reply.completion_tokens = int(action.prompt_tokens), int(action.loss_mask.sum())
-            gw.answer(call, reply)
+            answer_call(gw, call, pol, issued, n)  # token ids and log-probs too when the request asks
             n += 1
     except KeyboardInterrupt:
         pass
     finally:
         gw.close("the server was stopped")
         pol.close()
+
+
+def _policy_spec(policy: str, forward: str) -> str:
+    if bool(policy) == bool(forward):
+        raise fail("--policy/--forward: give exactly one (a policy spec, or the upstream URL for forward mode)")
+    if forward and not forward.startswith(("http://", "https://")):
+        raise fail(f"--forward {forward!r}: give the upstream's URL, e.g. http://127.0.0.1:8001/v1")
+    return policy or f"forward:{forward}"

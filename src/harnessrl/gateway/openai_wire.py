@@ -121,9 +121,20 @@ def completion_json(call_id: str, model: str, reply: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = reply.tool_calls
-    return {"id": call_id, "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish_reason}],
-            "usage": _usage(reply)}
+    out = {"id": call_id, "object": "chat.completion", "created": int(time.time()), "model": model,
+           "choices": [{"index": 0, "message": message, "logprobs": getattr(reply, "logprobs", None),
+                        "finish_reason": reply.finish_reason}],
+           "usage": _usage(reply)}
+    return _token_fields(out, reply)
+
+
+def _token_fields(out: dict[str, Any], reply: Any) -> dict[str, Any]:
+    """vLLM's `return_token_ids` fields, when the reply carries them (the request asked)."""
+    if getattr(reply, "token_ids", None) is not None:
+        out["choices"][0]["token_ids"] = reply.token_ids
+    if getattr(reply, "prompt_token_ids", None) is not None:
+        out["prompt_token_ids"] = reply.prompt_token_ids
+    return out
 
 
 def sse_chunks(call_id: str, model: str, reply: Any, include_usage: bool) -> list[dict[str, Any]]:

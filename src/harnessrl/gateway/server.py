@@ -57,6 +57,10 @@ class Reply:
     finish_reason: str = "stop"  # stop | length | tool_calls
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # token fields in vLLM's shape, written only when the request asked (serving as an upstream: forward mode)
+    logprobs: dict[str, Any] | None = None
+    token_ids: list[int] | None = None
+    prompt_token_ids: list[int] | None = None
 
 
 @dataclass(slots=True)

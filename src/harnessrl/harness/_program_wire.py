@@ -60,6 +60,18 @@ def _render_calls(calls: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def render_calls(calls: list[dict[str, Any]]) -> str:
+    """OpenAI `tool_calls` as the Hermes text a policy's record shows (forward mode's upstream answers)."""
+    return _render_calls(calls)
+
+
+def upstream_reply(message: dict[str, Any], finish_reason: str | None) -> Reply:
+    """An upstream's answer (forward mode: `Action.info["upstream_message"]`) for the program, unchanged."""
+    calls = list(message.get("tool_calls") or [])
+    finish = "tool_calls" if calls else (finish_reason if finish_reason in ("stop", "length") else "stop")
+    return Reply(content=message.get("content"), tool_calls=calls, finish_reason=finish)
+
+
 def to_text(request: dict[str, Any], issued: dict[str, str]) -> list[dict[str, str]]:
     """The request's messages as role/content strings (module docstring)."""
     out: list[dict[str, str]] = []

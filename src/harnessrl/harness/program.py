@@ -50,7 +50,7 @@ from harnessrl.gateway import Call, Gateway
 from harnessrl.gateway.openai_wire import call_limits, cut_at_stop, requested_sampling
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness
-from harnessrl.harness._program_wire import to_reply, to_text
+from harnessrl.harness._program_wire import to_reply, to_text, upstream_reply
 from harnessrl.harness.base import Session, StepResult, Verdict
 
 POLL_S = 0.02
@@ -168,6 +168,11 @@ class ProgramSession(Session):
         self.proc = self.harness.launch(self, self.gateway.base_url, self.gateway.api_key)
         return self.messages
 
+    @property
+    def request(self) -> dict[str, Any] | None:
+        """The pending call as the program sent it (forward mode sends it upstream unchanged)."""
+        return self.pending.request if self.pending is not None else None
+
     def ready(self) -> None:
         """Wait for the program's first call (or its exit): then `messages` is that call's."""
         if self.pending is None and not self.done:
@@ -180,12 +185,16 @@ class ProgramSession(Session):
         call = self.pending
         if call is None:
             return
-        # the program's stop strings, as a provider honours them: the reply is cut at the first one
-        # (every sampled token stays in the record; the next call then rewrites history: a new row)
-        text, stopped = cut_at_stop(text, call_limits(call.request)[1])
-        reply, unparsed = to_reply(text, call.request, self.issued)
-        if not reply.tool_calls:
-            reply.finish_reason = "length" if getattr(action, "truncated", False) and not stopped else "stop"
+        upstream = (getattr(action, "info", None) or {}).get("upstream_message")
+        if upstream is not None:  # forward mode: the upstream parsed its own tool calls; they go back as they came
+            reply, unparsed = upstream_reply(upstream, action.info.get("finish_reason")), False
+        else:
+            # the program's stop strings, as a provider honours them: the reply is cut at the first one
+            # (every sampled token stays in the record; the next call then rewrites history: a new row)
+            text, stopped = cut_at_stop(text, call_limits(call.request)[1])
+            reply, unparsed = to_reply(text, call.request, self.issued)
+            if not reply.tool_calls:
+                reply.finish_reason = "length" if getattr(action, "truncated", False) and not stopped else "stop"
         n_out = int(action.loss_mask.sum()) if action is not None and len(getattr(action, "loss_mask", ())) else 0
         reply.prompt_tokens = int(getattr(action, "prompt_tokens", 0) or 0)
         reply.completion_tokens = n_out

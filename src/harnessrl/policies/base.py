@@ -44,6 +44,8 @@ class AgentState:
     # budget, which token policies honour; stop strings, which the gateway cuts the reply at
     max_tokens: int | None = None
     stop: tuple[str, ...] = ()
+    # a real program's pending call as it sent it (tools, stop...): what forward mode sends upstream unchanged
+    request: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ import os
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -28,6 +28,8 @@ from harnessrl.policies.base import Action, AgentState, Policy
 
 class EndpointError(RuntimeError):
     """The endpoint failed in a way retrying cannot fix (or retries ran out)."""
+
+    status: int | None = None  # the HTTP status of a refused request, when there was one
 
 
 class EndpointAuthError(EndpointError):
@@ -131,8 +133,10 @@ class EndpointPolicy(Policy):
                 time.sleep(wait)
                 delay *= 2
             except o.APIStatusError as err:  # other 4xx: the request itself is wrong
-                raise EndpointError(f"{self.cfg.base_url} refused the request (HTTP {err.status_code}): "
-                                    f"{self.scrub(str(err))}") from None
+                refused = EndpointError(f"{self.cfg.base_url} refused the request (HTTP {err.status_code}): "
+                                        f"{self.scrub(str(err))}")
+                refused.status = err.status_code
+                raise refused from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -148,3 +152,141 @@ def _retry_after(err: Any) -> float | None:
         return min(float(value), 120.0) if value is not None else None
     except ValueError:
         return None
+
+
+# -- forward mode: the program's own request, sent to another server, its tokens recorded -------------
+
+
+class ForwardConfig(EndpointConfig):
+    model: str = Field("", description="Model name the upstream serves; empty: the first one its /models lists.")
+    sampling: Literal["policy", "program"] = Field(
+        "policy", description="policy: temperature, top_p and max_tokens of this config replace what a program "
+        "asked for (as for every harnessrl policy); program: the program's own settings go upstream unchanged.")
+    tokens: Literal["vllm", "logprobs", "none"] = Field(
+        "vllm", description="Token fields asked of the upstream (policies/upstream_tokens.py); an upstream that "
+        "refuses them (HTTP 400) is asked with the next weaker set.")
+    concurrency: int = Field(8, ge=1, description="Requests in flight at once within a turn.")
+
+
+def forward_from_spec(arg: str, options: dict[str, Any]) -> "ForwardPolicy":
+    """`--policy forward:URL` (options: model=..., api_key_env=..., sampling=..., tokens=...)."""
+    data = dict(options)
+    if arg:
+        data["base_url"] = arg
+    url = str(data.get("base_url", ""))
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"policy forward needs the upstream's URL, got {url!r}: --policy forward:http://HOST:PORT/v1")
+    from harnessrl.policies.registry import _validate_options
+
+    return ForwardPolicy(_validate_options(ForwardConfig, data, "forward"))
+
+
+class ForwardPolicy(EndpointPolicy):
+    """Each turn goes to an OpenAI-compatible upstream; a program's call goes as the program sent it
+    (tools, tool_choice, stop; `AgentState.request`), and its answer (content and tool calls) goes back
+    to the program unchanged. The upstream's token ids and log-probs become the turn's record
+    (upstream_tokens.py). A missing key sends "EMPTY" (a local vLLM without --api-key takes any)."""
+
+    cfg: ForwardConfig
+
+    def __init__(self, cfg: ForwardConfig):
+        import openai
+
+        self.cfg = cfg
+        self._secret = os.environ.get(cfg.api_key_env, "")
+        self._client = openai.OpenAI(base_url=cfg.base_url, api_key=self._secret or "EMPTY", max_retries=0,
+                                     timeout=cfg.timeout_s)
+        self._openai = openai
+        self._pool = ThreadPoolExecutor(max_workers=cfg.concurrency) if cfg.concurrency > 1 else None
+        self.requests = self.retries = 0
+        self.model = cfg.model or self._first_model()
+        self.policy_id = f"forward:{self.model}"
+        self._level = cfg.tokens
+        self._finished: dict[str, list[tuple[int, int]]] = {}
+
+    def _first_model(self) -> str:
+        o = self._openai
+        try:
+            models = [m.id for m in self._client.models.list()]
+        except (o.APIConnectionError, o.APITimeoutError) as err:
+            raise EndpointError(f"{self.cfg.base_url}: no upstream answers there ({self.scrub(str(err))}); "
+                                "start it first or fix the URL") from None
+        except o.APIStatusError as err:
+            raise EndpointError(f"{self.cfg.base_url}/models answered HTTP {err.status_code}; name the model with "
+                                "--policy-option model=NAME (and its key with api_key_env=VAR)") from None
+        if not models:
+            raise EndpointError(f"{self.cfg.base_url}/models lists no model; name it with --policy-option model=NAME")
+        return str(models[0])
+
+    def _body(self, state: AgentState) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        request = state.request
+        if request is not None:  # a program's call: everything it asked for, but the model and the transport
+            body = {k: v for k, v in request.items() if k not in ("model", "messages", "stream", "stream_options", "n")}
+            messages = request["messages"]
+        else:
+            body, messages = {}, state.messages
+        if self.cfg.sampling == "policy":
+            body.pop("max_completion_tokens", None)
+            body.update(temperature=self.cfg.temperature, top_p=self.cfg.top_p, max_tokens=self.cfg.max_tokens)
+            if self.cfg.stop:
+                body["stop"] = self.cfg.stop
+        if self.cfg.send_seed:
+            body.setdefault("seed", int(state.seed))
+        return messages, body
+
+    def _ask(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> Any:
+        from harnessrl.policies.upstream_tokens import LADDER, TOKEN_OPTIONS
+
+        for level in LADDER[LADDER.index(self._level):]:
+            try:
+                reply = self._request(dict(model=self.model, messages=messages,
+                                           extra_body={**body, **TOKEN_OPTIONS[level]}))
+            except EndpointError as err:
+                if err.status != 400 or level == "none":
+                    raise
+                continue
+            self._level = level
+            return reply
+        raise AssertionError("unreachable")
+
+    def _one(self, state: AgentState) -> Action:
+        from harnessrl.harness._program_wire import render_calls
+        from harnessrl.policies.upstream_tokens import read_tokens, turn_record
+
+        messages, body = self._body(state)
+        data = self._ask(messages, body).model_dump()
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        calls = [{"id": c["id"], "type": "function",
+                  "function": {"name": c["function"]["name"], "arguments": c["function"].get("arguments") or ""}}
+                 for c in message.get("tool_calls") or []]
+        content = message.get("content") or ""
+        text = content + ("\n" if content and calls else "") + render_calls(calls) if calls else content
+        tok = read_tokens(data)
+        turn = state.cache.get("upstream_calls", 0)
+        state.cache["upstream_calls"] = turn + 1
+        rec = turn_record(state.cache.setdefault("upstream", []), tok)
+        usage = data.get("usage") or {}
+        info = {"completion_tokens": int(usage.get("completion_tokens") or 0), "finish_reason": choice.get("finish_reason"),
+                "upstream_message": {"content": message.get("content"), "tool_calls": calls},
+                "token_source": tok.source, "token_options": self._level,
+                **({k: body[k] for k in ("temperature", "top_p") if k in body})}
+        if rec is None:
+            return Action(text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                          truncated=choice.get("finish_reason") == "length", info=info)
+        if rec.rewritten:
+            state.cache.setdefault("upstream_resets", []).append((turn, rec.keep))
+        info["keep"] = rec.keep
+        return Action(text, token_ids=rec.token_ids, logprobs=rec.logprobs, loss_mask=rec.loss_mask,
+                      prompt_tokens=len(tok.prompt_ids or ()), truncated=choice.get("finish_reason") == "length",
+                      info=info)
+
+    def end_episode(self, state: AgentState) -> None:
+        resets = state.cache.get("upstream_resets")
+        if resets:
+            self._finished[state.episode_key] = list(resets)
+        state.cache.clear()
+
+    def pop_resets(self, episode_key: str) -> list[tuple[int, int]]:
+        """(turn index, tokens kept) for each call whose upstream prompt did not extend the episode's context."""
+        return self._finished.pop(episode_key, [])

@@ -2,6 +2,8 @@
 
     --policy oracle                     scripted (oracle, noop, explore, oracle-drop, ...)
     --policy endpoint:MODEL             an OpenAI-compatible endpoint (options: base_url, api_key_env, ...)
+    --policy forward:URL                forward mode: programs' calls go to an OpenAI-compatible server as sent,
+                                        its token ids and log-probs recorded (options: model, sampling, tokens, ...)
     --policy lm:PATH_OR_NAME            a Hugging Face causal LM: a folder, or a name from `harnessrl models list`
                                         (options: any LMConfig field)
     --policy replay:FILE.jsonl          assistant messages from a JSONL file, in order (transcripts, tests)
@@ -22,6 +24,7 @@ from harnessrl.policies.base import Policy
 #: name -> "module:callable"; the callable takes (arg, options) and returns a Policy
 FACTORIES: dict[str, str] = {
     "endpoint": "harnessrl.policies.endpoint:from_spec",
+    "forward": "harnessrl.policies.endpoint:forward_from_spec",
     "lm": "harnessrl.policies.registry:_lm_from_spec",
     "probe-skill-blind": "harnessrl.policies.skill_probes:blind_from_spec",
     "probe-section-follower": "harnessrl.policies.skill_probes:follower_from_spec",
@@ -59,6 +62,7 @@ def known_policies() -> list[str]:
 OPTION_MODELS: dict[str, str] = {
     "lm": "harnessrl.policies.lm:LMConfig",
     "endpoint": "harnessrl.policies.endpoint:EndpointConfig",
+    "forward": "harnessrl.policies.endpoint:ForwardConfig",
 }
 
 

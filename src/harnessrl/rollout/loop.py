@@ -215,6 +215,7 @@ def _run_wave(policy: Policy, items: list[RolloutItem], run_id: str, open_env: C
                 r.state.messages = r.session.messages
                 limits = getattr(r.session, "call_limits", None)  # a real program's max_tokens / stop
                 r.state.max_tokens, r.state.stop = limits() if limits is not None else (None, ())
+                r.state.request = getattr(r.session, "request", None)  # a program's raw call (forward mode)
                 if r.state.privileged is not None:
                     r.state.privileged.view = r.session.view()
             t0 = time.perf_counter()
