@@ -54,7 +54,7 @@ from harnessrl.evaluate.seal import Seal, create_seal, load_seal, write_sealed_e
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMPolicy
 from harnessrl.records import RecordStore
-from harnessrl.recipes.agentic_coding_episodes import choose_tasks, evaluate, probe, solve_rate
+from harnessrl.recipes.agentic_coding_episodes import evaluate, gspo_tasks, solve_rate
 from harnessrl.recipes.agentic_coding_teacher import make_teacher
 from harnessrl.recipes.engine import train_agent
 from harnessrl.recipes.lm_base import LMRecipeConfig, policy_config, sampling_group_size
@@ -359,7 +359,8 @@ def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int 
                                      lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
                                      progress=progress, seals_dir=out / "seals")
         evals["sft"] = evaluate_all("sft", LMPolicy.from_config(policy_config(cfg, start)), now)
-    chosen = _gspo_tasks(cfg, out, start, train, store, group, progress)
+    chosen = gspo_tasks(cfg, out, lambda: LMPolicy.from_config(policy_config(cfg, start)), harnesses_of(cfg), train,
+                        store, group, progress)
     gspo_train = [t for t in train if task_id(t) in chosen["tasks"]]
     gspo_train.sort(key=lambda t: chosen["tasks"].index(task_id(t)))
     n_updates = cfg.n_updates(len(gspo_train))
@@ -393,23 +394,6 @@ def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int 
             "before": evals["before"], "sft_eval": evals.get("sft"), "after": evals["after"], "after_by_seed": per_seed,
             "seals": seals, "metrics": metrics, "training_started": started, "fresh_written_after": fresh_after,
             "wall_s": time.perf_counter() - t0, "peak_rss_gb": peak_rss_gb()}
-
-
-def _gspo_tasks(cfg: AgenticCodingConfig, out: Path, start: str, train: list[Any], store: RecordStore, group: int,
-                progress: Callable[[str, int, int | None], None]) -> dict[str, Any]:
-    """The tasks GSPO trains on, decided once (a stage file, so a resumed run trains on the same ones):
-    {"tasks": ids in training order, "why": {id: mixed | top-up | all}, "probe": rates or None}."""
-    def decide() -> dict[str, Any]:
-        info = None
-        if cfg.probe_samples:  # sampled like training, through the training harnesses only
-            progress("probe before GSPO", 0, 1)
-            info = probe(LMPolicy.from_config(policy_config(cfg, start)), harnesses_of(cfg), train, cfg.probe_samples,
-                         cfg.temperature, store, group)
-            progress("probe before GSPO", 1, 1)
-        ids = [task_id(t) for t in train]
-        why = choose_tasks(info["rates"], cfg.tasks_per_update) if cfg.gspo_tasks == "sometimes" else dict.fromkeys(ids, "all")
-        return {"tasks": list(why), "why": why, "probe": info, "rule": cfg.gspo_tasks}
-    return json_stage(out, "gspo_tasks", decide)
 
 
 def peak_rss_gb() -> float:

@@ -13,12 +13,15 @@ nearest to a rate of 1/2 when there are too few.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from harnessrl.episode import Episode
 from harnessrl.harness.base import Harness
 from harnessrl.policies.lm import LMPolicy
 from harnessrl.records import RecordStore
+from harnessrl.recipes.stages import json_stage
 from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.tasks import task_id
@@ -97,3 +100,20 @@ def probe_rows(probe_info: dict[str, Any], chosen: dict[str, str]) -> list[dict[
     n = probe_info["episodes"] // max(1, len(probe_info["rates"]))  # episodes per task (samples x harnesses)
     return [{"task": t, "solved": f"{round(r * n)}/{n}", "rate": r, "GSPO": chosen.get(t, "-")}
             for t, r in probe_info["rates"].items()]
+
+
+def gspo_tasks(cfg: Any, out: Path, start_policy: Callable[[], LMPolicy], harnesses: list[Harness], train: list[TaskLike],
+               store: RecordStore, group: int, progress: Callable[[str, int, int | None], None]) -> dict[str, Any]:
+    """The tasks GSPO trains on (`cfg`: the recipe's config), decided once — a stage file, so a resumed
+    run trains on the same ones: {"tasks": ids in training order, "why": {id: mixed | top-up | all},
+    "probe": the probe's rates or None, "rule": cfg.gspo_tasks}."""
+    def decide() -> dict[str, Any]:
+        info = None
+        if cfg.probe_samples:  # sampled as in training, through the training harnesses only
+            progress("probe before GSPO", 0, 1)
+            info = probe(start_policy(), harnesses, train, cfg.probe_samples, cfg.temperature, store, group)
+            progress("probe before GSPO", 1, 1)
+        ids = [task_id(t) for t in train]
+        why = choose_tasks(info["rates"], cfg.tasks_per_update) if cfg.gspo_tasks == "sometimes" else dict.fromkeys(ids, "all")
+        return {"tasks": list(why), "why": why, "probe": info, "rule": cfg.gspo_tasks}
+    return json_stage(out, "gspo_tasks", decide)
