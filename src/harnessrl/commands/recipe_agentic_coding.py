@@ -37,6 +37,7 @@ def agentic_coding(
     """One epoch of GSPO with a LoRA adapter over training tasks; pass@1, steps and failure modes on external suites, before vs after."""
     from harnessrl.recipes import agentic_coding as recipe
     from harnessrl.recipes.agentic_coding_report import build_report, tables
+    from harnessrl.recipes.agentic_coding_results import write_results
 
     # folders as JSON strings: --set values are read as YAML, and a path like `a: b` or `[x]` must stay a path
     given = {"model": model, "lora_rank": lora_rank, "engine": engine,
@@ -59,17 +60,18 @@ def agentic_coding(
         cfg = lm_recipe_config(recipe.AgenticCodingConfig, scale, recipe.preset(scale), config, overrides, out, resume, **given)
         recipe.check(cfg)  # unknown suite, bad folder, a harness that cannot drive a task: fail before any work
         console.print(f"agentic-coding ({cfg.scale}, engine {cfg.engine}): {cfg.train_tasks} training tasks, "
-                      f"{cfg.n_updates()} GSPO update(s), LoRA rank {cfg.lora_rank}, suites {', '.join(recipe.suite_names(cfg))} -> {out}")
+                      f"{'<= ' if cfg.gspo_tasks == 'sometimes' else ''}{cfg.n_updates()} GSPO update(s), LoRA rank {cfg.lora_rank}, suites {', '.join(recipe.suite_names(cfg))} -> {out}")
         t0 = time.perf_counter()
         with stage_progress() as tick:
             res = recipe.run(cfg, out, progress=tick)
         command = invoked_command("harnessrl recipe agentic-coding")
         report = build_report(res, command)
+        results = write_results(res, command)
     rates, _ = tables(res)
     for r in rates:
         shown = " -> ".join(f"{k[len('pass@1 '):]} {v}" for k, v in r.items() if k.startswith("pass@1 "))
         console.print(f"  {r['suite']}: pass@1 {shown} (change {r['change']})", highlight=False)
-    console.print(f"report: {report}  ({time.perf_counter() - t0:.0f} s)")
+    console.print(f"report: {report}  results: {results}  ({time.perf_counter() - t0:.0f} s)")
     if browser_check:
         from harnessrl.report.browser import BrowserError, check_report
 

@@ -12,12 +12,14 @@ requirement or breaks existing behaviour — before vs after training. At small 
   4. optional warm start (`warm_start=true`): SFT with LoRA on the oracle's token-exact episodes
      through one harness on the training tasks (never a sealed one), the adapter merged into the
      base; the SFT model is evaluated like the base;
-  5. one epoch of GSPO with a fresh LoRA adapter on the start model (the SFT model when warmed,
+  5. optional probe (`probe_samples`): sampled episodes of the start model on each training task;
+     `gspo_tasks=sometimes` keeps the tasks it solved sometimes (agentic_coding_episodes.py);
+  6. one epoch of GSPO with a fresh LoRA adapter on the start model (the SFT model when warmed,
      so the KL reference — the adapter disabled — is the SFT model), once per seed in
-     `rl_seeds` (every training task drawn once: updates = ceil(tasks / tasks_per_update);
+     `rl_seeds` (every chosen task drawn once: updates = ceil(tasks / tasks_per_update);
      recipes/engine.py: native or TRL);
-  6. AFTER: each trained adapter on the same external suites, same seeds;
-  7. each seal's evaluation (every policy) is written once and verified; report.
+  7. AFTER: each trained adapter on the same external suites, same seeds;
+  8. each seal's evaluation (every policy) is written once and verified; report.
 
 The held-out tasks and the held-back slice are both sealed before any demonstration or training
 episode runs; `eval_harnesses` are evaluated through but never trained in (SFT or GSPO).
@@ -42,24 +44,23 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from harnessrl.config import ConfigError, changed_settings
-from harnessrl.episode import Episode
 from harnessrl.fileio import atomic_write_text
 from harnessrl.evaluate.seal import Seal, create_seal, load_seal, write_sealed_eval
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMPolicy
-from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
+from harnessrl.recipes.agentic_coding_episodes import evaluate, gspo_tasks, solve_rate
+from harnessrl.recipes.agentic_coding_teacher import make_teacher
 from harnessrl.recipes.engine import train_agent
 from harnessrl.recipes.lm_base import LMRecipeConfig, policy_config, sampling_group_size
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.stages import json_stage
 from harnessrl.recipes.workers import folder_lock
-from harnessrl.rollout.loop import RolloutItem, run_group
 from harnessrl.tasks.contract import TaskLike
 from harnessrl.train.agent import AgentTrainConfig
 from harnessrl.train.sft import build_tiny_for, warm_start
@@ -98,15 +99,26 @@ class AgenticCodingConfig(LMRecipeConfig):
     tiny_positions: int = Field(4096, ge=256, description="Context of the tiny LM built when no model is given.")
     warm_start: bool = Field(False, description="SFT (LoRA, merged) on the oracle's episodes through sft_harness on the "
                              "training tasks before GSPO; GSPO then trains a fresh LoRA whose KL reference is the SFT model.")
+    sft_teacher: Literal["oracle", "oracle-edit"] = Field("oracle", description="The warm start's demonstrator: the oracle "
+                                                         "as the harness renders it (mini-swe-agent: whole files in base64), or "
+                                                         "oracle-edit (read the file, then a short python str.replace edit).")
     sft_harness: str | None = Field(None, description="Harness of the warm start's demonstrations (None: the first of harnesses).")
     eval_harnesses: list[str] = Field([], description="Harnesses every policy is evaluated through but never trained in.")
     rl_seeds: list[int] = Field([0], min_length=1, description="One GSPO run per seed, all from the same start; "
                                 "pass@1 after training pools them (per task: the mean over seeds).")
+    gspo_tasks: Literal["all", "sometimes"] = Field("all", description="Which training tasks GSPO draws: all, or the ones "
+                                                   "the start model solved sometimes in the probe (topped up to "
+                                                   "tasks_per_update by a rate nearest 1/2).")
+    probe_samples: int = Field(0, ge=0, description="Sampled episodes per training task and harness from the start model "
+                               "before GSPO (0: no probe); gspo_tasks=sometimes needs >= 2.")
 
     @model_validator(mode="after")
     def _check(self) -> "AgenticCodingConfig":
         if self.objective not in ("gspo", "gspo_token"):
             raise ValueError(f"objective {self.objective!r}: this recipe is GSPO (gspo or gspo_token)")
+        if self.gspo_tasks == "sometimes" and self.probe_samples < 2:
+            raise ValueError(f"probe_samples {self.probe_samples}: gspo_tasks=sometimes picks tasks by the probe's "
+                             "solve rate; set probe_samples to 2 or more (e.g. 4)")
         if len(set(self.rl_seeds)) != len(self.rl_seeds):
             raise ValueError(f"rl_seeds {self.rl_seeds}: give each seed once")
         trained = {*self.harnesses, self.sft_harness_id()} if self.warm_start else set(self.harnesses)
@@ -118,9 +130,10 @@ class AgenticCodingConfig(LMRecipeConfig):
     def sft_harness_id(self) -> str:
         return self.sft_harness or self.harnesses[0]
 
-    def n_updates(self) -> int:
-        """One epoch: every training task is drawn once (all in one update when tasks_per_update >= train_tasks)."""
-        return math.ceil(self.train_tasks / self.tasks_per_update)
+    def n_updates(self, tasks: int | None = None) -> int:
+        """One epoch: every task GSPO trains on (all training tasks unless given) is drawn once (all in one
+        update when tasks_per_update >= the tasks)."""
+        return math.ceil((self.train_tasks if tasks is None else tasks) / self.tasks_per_update)
 
 
 def preset(scale: str) -> dict[str, Any]:
@@ -259,12 +272,6 @@ def written_after(tasks: list[TaskLike], started: float) -> list[bool]:
 # 3. Evaluation and training
 
 
-def _rate(store: RecordStore, ids: list[str]) -> float:
-    quoted = ",".join("'" + i.replace("'", "") + "'" for i in ids)
-    eps = store.episodes(f"episode_id IN ({quoted})") if ids else []
-    return sum(e.success for e in eps) / max(1, len(eps))
-
-
 def check_resumable(cfg: AgenticCodingConfig, out: Path) -> None:
     """The first run writes its settings; a resumed one must train the same way (evaluation-only
     settings — another external suite, a fresh or Terminal-Bench folder — may be added)."""
@@ -279,39 +286,21 @@ def check_resumable(cfg: AgenticCodingConfig, out: Path) -> None:
         atomic_write_text(path, json.dumps(new, indent=2))
 
 
-def evaluate(policy: LMPolicy, harnesses: list[Harness], tasks: list[TaskLike], seeds: int, run_id: str,
-             store: RecordStore, group: int) -> list[str]:
-    """Greedy episodes of `policy` on every (task, harness, seed); stored once (idempotent on resume)."""
-    done = set(store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist())
-    items = [RolloutItem(h, t, 10_000 + s) for h in harnesses for t in tasks for s in range(seeds)]
-    ids = [f"{run_id}-{i:05d}" for i in range(len(items))]
-    if set(ids) <= done:
-        return ids
-    policy.cfg = policy.cfg.model_copy(update={"temperature": 0.0})
-    policy.reseed(0)
-    for lo in range(0, len(items), group):  # bounded lockstep groups: memory, and a crash loses little
-        episodes: list[Episode] = run_group(policy, items[lo:lo + group], run_id=run_id, key_prefix=f"{run_id}-{lo}-")
-        for k, ep in enumerate(episodes):
-            ep.episode_id = ids[lo + k]
-            ep.metadata["eval"] = True
-        store.append([e for e in episodes if e.episode_id not in done])
-    return ids
-
-
 def gspo_run_id(seed: int) -> str:
     """Seed 0 keeps the name a single-seed run always had (its folders and episodes stay resumable)."""
     return "gspo" if seed == 0 else f"gspo-s{seed}"
 
 
 def rl_config(cfg: AgenticCodingConfig, out: Path, model: str, train: list[Any], seed: int = 0) -> AgentTrainConfig:
-    """GSPO with a fresh LoRA on `model` (the base, or the merged SFT model): its reference is `model`."""
+    """GSPO with a fresh LoRA on `model` (the base, or the merged SFT model): its reference is `model`;
+    one epoch over `train` (every training task, or the ones the probe chose)."""
     extra = {"max_turns": cfg.max_turns} if cfg.max_turns is not None else {}
     run_id = gspo_run_id(seed)
     return AgentTrainConfig(
         policy=policy_config(cfg, model, lora_rank=cfg.lora_rank, temperature=cfg.temperature),
         micro_batch_tokens=cfg.micro_batch_tokens, run_dir=str(out / "runs" / run_id), store=str(out / "store"),
         run_id=run_id, suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.harnesses),
-        group_size=cfg.group_size, tasks_per_update=min(cfg.tasks_per_update, len(train)), updates=cfg.n_updates(),
+        group_size=cfg.group_size, tasks_per_update=min(cfg.tasks_per_update, len(train)), updates=cfg.n_updates(len(train)),
         grouping="within", objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed,
         seals_dir=str(out / "seals"), report_to=cfg.report_to, **extra)
 
@@ -341,7 +330,7 @@ def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int 
     t0 = time.perf_counter()
     harnesses, train, suites = check(cfg)
     check_resumable(cfg, out)
-    model = cfg.model or build_tiny_for(out / "model", Oracle(), [*cfg.harnesses, cfg.sft_harness_id()], train,
+    model = cfg.model or build_tiny_for(out / "model", make_teacher(cfg.sft_teacher), [*cfg.harnesses, cfg.sft_harness_id()], train,
                                          size=cfg.tiny_size, max_positions=cfg.tiny_positions)
     # the held-out tasks and the held-back slice are sealed before any demonstration or training episode
     seals = {name: _seal(out, run_key(cfg, name), suites[name], note) for name, note in (
@@ -365,17 +354,22 @@ def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int 
     evals: dict[str, dict[str, list[str]]] = {"before": evaluate_all("before", LMPolicy.from_config(policy_config(cfg, model)), now)}
     start, sft_info = model, None
     if cfg.warm_start:
-        start, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), Oracle(),
+        start, sft_info = warm_start(out / "sft", policy_config(cfg, model, lora_rank=cfg.lora_rank), make_teacher(cfg.sft_teacher),
                                      cfg.sft_harness_id(), train[:cfg.sft_tasks], seeds=cfg.sft_seeds, epochs=cfg.sft_epochs,
                                      lr=cfg.sft_lr, batch_rows=cfg.sft_batch, micro_batch_tokens=cfg.sft_micro_batch_tokens,
                                      progress=progress, seals_dir=out / "seals")
         evals["sft"] = evaluate_all("sft", LMPolicy.from_config(policy_config(cfg, start)), now)
+    chosen = gspo_tasks(cfg, out, lambda: LMPolicy.from_config(policy_config(cfg, start)), harnesses_of(cfg), train,
+                        store, group, progress)
+    gspo_train = [t for t in train if task_id(t) in chosen["tasks"]]
+    gspo_train.sort(key=lambda t: chosen["tasks"].index(task_id(t)))
+    n_updates = cfg.n_updates(len(gspo_train))
     started = json_stage(out, "training_started", lambda: {"unix": time.time(),
                                                           "utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     metrics, per_seed = [], {}
     for seed in cfg.rl_seeds:
-        trained = train_agent(rl_config(cfg, out, start, train, seed), train, cfg.engine,
-                              lambda r: progress(f"GSPO updates (seed {seed})", r["update"], cfg.n_updates()))
+        trained = train_agent(rl_config(cfg, out, start, gspo_train, seed), gspo_train, cfg.engine,
+                              lambda r: progress(f"GSPO updates (seed {seed})", r["update"], n_updates))
         metrics += [{"seed": seed, **r} for r in trained.rows]
         if "fresh" in suites and "fresh" not in seals:
             seals["fresh"] = _seal(out, run_key(cfg, "fresh"), suites["fresh"], f"{cfg.sealed_suite}: tasks written "
@@ -391,11 +385,12 @@ def _run(cfg: AgenticCodingConfig, out: Path, progress: Callable[[str, int, int 
     for name, seal in seals.items():  # each seal's one evaluation: every policy, written once
         if not seal.eval_path.exists():
             ids = [i for p in evals.values() for i in p.get(name, [])]
-            write_sealed_eval(seal, store, ids, {"pass@1": {p: _rate(store, v[name]) for p, v in evals.items() if name in v}})
+            write_sealed_eval(seal, store, ids, {"pass@1": {p: solve_rate(store, v[name]) for p, v in evals.items() if name in v}})
     fresh_after = written_after(suites["fresh"], started["unix"]) if "fresh" in suites else []
     return {"cfg": cfg, "out": out, "model": model, "start_model": start, "sft": sft_info,
             "suites": {k: [task_id(t) for t in v] for k, v in suites.items()}, "suite_tasks": suites,
             "train_tasks": [task_id(t) for t in train], "harnesses": [h.id for h in harnesses],
+            "gspo": {**chosen, "updates": n_updates},
             "before": evals["before"], "sft_eval": evals.get("sft"), "after": evals["after"], "after_by_seed": per_seed,
             "seals": seals, "metrics": metrics, "training_started": started, "fresh_written_after": fresh_after,
             "wall_s": time.perf_counter() - t0, "peak_rss_gb": peak_rss_gb()}

@@ -16,6 +16,7 @@ from harnessrl.evaluate.seal import verify_seal
 from harnessrl.evaluate.stats import Estimate, bootstrap_ci
 from harnessrl.records import RecordStore
 from harnessrl.recipes.agentic_coding import CLAIM
+from harnessrl.recipes.agentic_coding_episodes import probe_rows
 from harnessrl.report.html import Report
 
 #: result key -> label. `sft` is present only in a warm-started run; `after` pools the GSPO seeds.
@@ -189,8 +190,9 @@ def _scale_note(res: dict[str, Any]) -> str:
             f"evaluated on six external benchmarks. Here: model {cfg.model or 'tiny Qwen2-style LM built here (random init)'}, "
             f"LoRA rank {cfg.lora_rank}; {len(res['train_tasks'])} training tasks of {cfg.suite!r} through "
             f"{', '.join(cfg.harnesses)} (turn limit {cfg.max_turns or 'the harness default'}, max_new_tokens "
-            f"{cfg.max_new_tokens}); one epoch of {cfg.objective.upper()} = {cfg.n_updates()} update(s) of "
-            f"{min(cfg.tasks_per_update, len(res['train_tasks']))} tasks x group {cfg.group_size} ({n_ep} training episodes, "
+            f"{cfg.max_new_tokens}); one epoch of {cfg.objective.upper()} over {len(res['gspo']['tasks'])} task(s) "
+            f"({cfg.gspo_tasks}) = {res['gspo']['updates']} update(s) of "
+            f"{min(cfg.tasks_per_update, len(res['gspo']['tasks']))} tasks x group {cfg.group_size} ({n_ep} training episodes, "
             f"engine {cfg.engine}, {len(cfg.rl_seeds)} seed(s)). "
             + (f"Warm start: SFT {res['sft']['steps']} step(s) on {res['sft']['demonstrations']} oracle episodes "
                f"through {cfg.sft_harness_id()} ({res['sft']['seconds']:.0f} s in the run that made it). " if res.get("sft") else "")
@@ -202,15 +204,34 @@ def _training(rep: Report, res: dict[str, Any]) -> None:
     keys = [k for k in TRAIN_COLUMNS if any(k in r for r in res["metrics"])]  # either engine's rows (engine.native_rows)
     rows = [{"seed": r.get("seed", 0), **{k: r.get(k, float("nan")) for k in keys}} for r in res["metrics"]]
     cfg = res["cfg"]
-    epoch = ("every training task is drawn exactly once" if cfg.n_updates() == 1 or cfg.engine == "trl" else
+    n, tasks = res["gspo"]["updates"], res["gspo"]["tasks"]
+    epoch = ("every chosen task is drawn exactly once" if n == 1 or cfg.engine == "trl" else
              "tasks are drawn per update without replacement within an update (an epoch in expectation)")
+    _probe(rep, res)
     rep.section("Training: one epoch of GSPO", (
-        f"{cfg.n_updates()} update(s) x {min(cfg.tasks_per_update, len(res['train_tasks']))} tasks; {epoch}. "
+        f"{n} update(s) x {min(cfg.tasks_per_update, len(tasks))} tasks of {len(tasks)} "
+        f"({'all training tasks' if cfg.gspo_tasks == 'all' else 'chosen by the probe'}); {epoch}. "
         f"Sequence-level importance ratios (GSPO), groups = task x harness, KL coefficient {cfg.kl_coef}; "
         "signal_fraction = the share of the update's groups with mixed outcomes (neither all solved nor all failed: "
         "the only groups with a non-zero advantage). "
         f"Training began {res['training_started']['utc']}."))
     rep.table(rows, caption="Per update", digits=4)
+
+
+def _probe(rep: Report, res: dict[str, Any]) -> None:
+    """The probe's solve rate per training task and which tasks GSPO trained on (when it probed)."""
+    g, cfg = res["gspo"], res["cfg"]
+    if not g.get("probe"):
+        return
+    p = g["probe"]
+    rep.section("Probe before GSPO", (
+        f"The start model ({'SFT' if res.get('sft') else 'base'}) sampled {p['samples']} episode(s) per training task "
+        f"and training harness at temperature {p['temperature']} (seeds {p['seeds'][0]}-{p['seeds'][1]}, apart from "
+        "the evaluation seeds). GSPO learns only from groups with mixed outcomes; "
+        + ("gspo_tasks=sometimes trains on the tasks solved sometimes (0 < rate < 1), topped up to tasks_per_update "
+           "by the rate nearest 1/2." if cfg.gspo_tasks == "sometimes" else "gspo_tasks=all trains on every task.")))
+    rep.table(probe_rows(p, g["why"]), caption=f"Probe: {sum(0 < r < 1 for r in p['rates'].values())} of "
+              f"{len(p['rates'])} training tasks mixed; GSPO trained on {len(g['tasks'])}", digits=3)
 
 
 def _seals(rep: Report, res: dict[str, Any]) -> None:
