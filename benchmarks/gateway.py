@@ -146,7 +146,7 @@ def through_gateways(lm: LMPolicy, group: int, turns: int, seed: int) -> tuple[l
     texts: list[list[str]] = [[] for _ in range(group)]
 
     def program(i: int) -> None:  # a client that keeps its own conversation, as an agent program does
-        client = openai.OpenAI(base_url=gws[i].base_url, api_key=f"sk-{i}", max_retries=0, timeout=600)
+        client = openai.OpenAI(base_url=gws[i].base_url, api_key=f"sk-{i}", max_retries=0, timeout=7200)
         messages = conversation(i)
         for _ in range(turns):
             text = client.chat.completions.create(model="bench", messages=messages).choices[0].message.content
@@ -159,7 +159,7 @@ def through_gateways(lm: LMPolicy, group: int, turns: int, seed: int) -> tuple[l
     for t in threads:
         t.start()
     for _ in range(turns):
-        calls = [gw.next_call(timeout=600) for gw in gws]  # the lockstep loop: every pending call, then one act
+        calls = [gw.next_call(timeout=7200) for gw in gws]  # the lockstep loop: every pending call, then one act
         for s, call in zip(states, calls):
             s.messages = [{"role": m["role"], "content": m["content"]} for m in call.request["messages"]]
         actions = lm.act(states)
