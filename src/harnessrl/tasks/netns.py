@@ -147,6 +147,30 @@ class EpisodeNetwork:
 
             return _in_thread(make)
 
+    def listening(self) -> set[int]:
+        """The TCP ports something listens on inside the namespace (IPv4 and IPv6)."""
+        with self._lock:
+            if self._fd is None:
+                raise NetworkUnavailable("the episode network is closed")
+            fd = self._fd
+
+            def read() -> set[int]:
+                if _libc().setns(fd, CLONE_NEWNET) != 0:
+                    raise NetworkUnavailable(f"setns into the episode network failed: {os.strerror(ctypes.get_errno())}")
+                ports = set()
+                for name in ("tcp", "tcp6"):
+                    try:
+                        lines = open(f"/proc/thread-self/net/{name}").read().splitlines()[1:]
+                    except OSError:
+                        continue
+                    for line in lines:
+                        fields = line.split()
+                        if len(fields) > 3 and fields[3] == "0A":  # TCP_LISTEN
+                            ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+                return ports
+
+            return _in_thread(read)
+
     def close(self) -> None:
         """Drop the namespace (it ends when the last socket in it closes). Idempotent."""
         with self._lock:

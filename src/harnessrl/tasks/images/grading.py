@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -41,7 +40,7 @@ from harnessrl.tasks.grader import run_pytest, run_test_script, stop_agent
 from harnessrl.tasks.images.build import Built
 from harnessrl.tasks.images.grader_layer import GRADER_DIR, TOOLS_DIR
 from harnessrl.tasks.images.rootfs import EpisodeRoot, service_start
-from harnessrl.tasks.images.services import write_hosts
+from harnessrl.tasks.images.services import wait_listening, write_hosts
 from harnessrl.tasks.images.store import ImageStore
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
@@ -70,7 +69,7 @@ SCRIPT_PROTECTED = [
 ]
 SCRIPT_SHELLS = ("bash", "sh", "dash", "env", "timeout")
 MAX_SCAN = 200_000
-SERVICE_START_S = 2.0  # an image service restarted for the tests gets this long to start listening
+SERVICE_START_S = 10.0  # an image service restarted for the tests: the longest wait for it to listen
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -186,6 +185,7 @@ def _restart_service(store: ImageStore, built: Built, ws: Workspace, root: Episo
     sandbox.attach_image(sws, sroot)
     if hosts:
         write_hosts(sroot.merged, sws.uid, sws.gid, list(hosts))
+    before = network.listening()
     proc = sandbox.spawn(service_start(sroot), sws, cwd=sroot.workdir, network=network, stdin=False, lifetime_s=3600)
     sws.on_close(proc.close)
-    time.sleep(SERVICE_START_S)
+    wait_listening(network, proc, before, SERVICE_START_S)

@@ -35,7 +35,9 @@ def _local_paths(value: str) -> list[Path]:
     for item in value.split():
         path = item[len("file://"):] if item.startswith("file://") else item
         if path.startswith("/") and Path(path).exists():
-            out.append(Path(path))
+            # a local index's pages link its files relatively (simple/x/ -> ../../files/...): mount
+            # the folder around "simple", not "simple" alone
+            out.append(Path(path).parent if Path(path).name == "simple" else Path(path))
     return out
 
 

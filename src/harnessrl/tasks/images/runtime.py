@@ -25,7 +25,7 @@ from harnessrl.tasks.fileops import SafeFiles, WorkspaceError, walk_files
 from harnessrl.tasks.images.build import Built, build_task, task_build_spec
 from harnessrl.tasks.images.grading import grade_in_image
 from harnessrl.tasks.images.rootfs import EpisodeRoot, start_in_background
-from harnessrl.tasks.images.services import Services, write_hosts
+from harnessrl.tasks.images.services import Services, wait_listening, write_hosts
 from harnessrl.tasks.images.store import ImageStore
 from harnessrl.tasks.netns import EpisodeNetwork
 from harnessrl.tasks.runtime import replay_solution
@@ -83,7 +83,10 @@ class ImageTaskRuntime:
             if self.built.services:
                 write_hosts(self.root.merged, self.ws.uid, self.ws.gid, self.names)
             self.workspace = ImageFiles(self.root, self.ws.uid, self.ws.gid)
+            before = self.network.listening()
             self.service = start_in_background(sandbox, self.ws, self.root, network=self.network)
+            if self.service is not None:
+                wait_listening(self.network, self.service, before)
         except BaseException:
             self.close()
             raise

@@ -247,3 +247,15 @@ def _wait_healthy(sandbox, ws: Workspace, cwd: str, network, svc: dict, proc) ->
             raise ImageError(f"service {svc['name']} not healthy after {svc.get('retries', 15)} checks: "
                              f"{(r.stderr or r.stdout)[-200:].strip()}")
         time.sleep(interval)
+
+
+def wait_listening(network, proc, before: set[int], timeout_s: float = 10.0) -> set[int]:
+    """Wait until the service `proc` listens on a new port of the episode network (an image's
+    ENTRYPOINT has no healthcheck; an agent or a test that connects at once would otherwise find
+    nothing), it exits, or `timeout_s` passes (a service that never listens). The new ports."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        new = network.listening() - before
+        if new or not proc.alive or time.monotonic() > deadline:
+            return new
+        time.sleep(0.1)

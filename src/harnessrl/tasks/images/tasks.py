@@ -43,6 +43,9 @@ def load_image_task(folder: Path, suite: str) -> Task:
         instruction = data.get("instruction") or ((data.get("descriptions") or [{}])[0].get("description") or "")
         meta, source = data, "terminal-bench"
         agent_s, test_s = float(data.get("max_agent_timeout_sec", 360)), float(data.get("max_test_timeout_sec", 60))
+    if not str(instruction).strip() and (folder / "steps").is_dir():
+        raise ValueError("multi_step: a Harbor multi-step task (an instruction, tests and solution per step "
+                         "under steps/) is not supported")
     if not str(instruction).strip():
         raise ValueError("no_instruction: task.yaml / instruction.md has none")
     tests = folder / "tests"
