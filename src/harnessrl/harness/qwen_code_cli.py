@@ -33,10 +33,6 @@ from harnessrl.harness._common import resolve, shown
 from harnessrl.harness.base import Intent, Session, register_style
 from harnessrl.harness.program import ProgramHarness, ProgramSession
 
-#: the parameter naming a file, per tool, at this version of the program (read from its schemas)
-PATH_PARAM = {"write_file": "file_path", "edit": "file_path", "read_file": "file_path"}
-
-
 def tool_call(name: str, args: dict[str, Any]) -> str:
     """One call in the text form the gateway's wire parses into an OpenAI tool call."""
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}, ensure_ascii=False) + "\n</tool_call>"
@@ -69,15 +65,15 @@ class QwenCodeCliHarness(ProgramHarness):
         if intent.kind in ("finish", "answer"):
             return str(a.get("message", a.get("text", "The task is done.")))
         if intent.kind == "write":
-            return tool_call("write_file", {PATH_PARAM["write_file"]: _abs(a["path"]), "content": a["content"]})
+            return tool_call("write_file", {"file_path": _abs(a["path"]), "content": a["content"]})
         if intent.kind == "replace":
-            return tool_call("edit", {PATH_PARAM["edit"]: _abs(a["path"]), "old_string": a["old"], "new_string": a["new"]})
+            return tool_call("edit", {"file_path": _abs(a["path"]), "old_string": a["old"], "new_string": a["new"]})
         if intent.kind == "run":
             script = base64.b64encode(a["command"].encode()).decode()
             return tool_call("run_shell_command", {"command": f"cd /app && echo {script} | base64 -d | bash",
                                                    "description": "Run the script."})
         if intent.kind == "read":
-            return tool_call("read_file", {PATH_PARAM["read_file"]: _abs(a["path"])})
+            return tool_call("read_file", {"file_path": _abs(a["path"])})
         raise ValueError(f"qwen_code_cli cannot express a {intent.kind!r} intent")
 
     def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
@@ -98,7 +94,7 @@ class QwenCodeCliHarness(ProgramHarness):
                 env = getattr(session, "env", None)
                 if path not in read and rel and env is not None and ws.exists(env, rel):
                     read.add(path)
-                    return tool_call("read_file", {PATH_PARAM["read_file"]: path}), 0
+                    return tool_call("read_file", {"file_path": path}), 0
                 read.add(path)  # its own edit refreshes what it knows of the file
         return self.render_intent(intent, session), 1
 
