@@ -237,6 +237,7 @@ def smollm2_part(model: str, pairs: list[tuple[str, str]], tasks: list[Any], max
                          "outcomes": dict(Counter(e.outcome for e in eps)), "statuses": dict(Counter(e.status for e in eps)),
                          "turns": turns, "format_errors": fe, "format_error_rate": fe / turns if turns else None,
                          "format_error_ci": wilson(fe, turns), "wall_s": round(time.time() - t0, 1)})
+            print(json.dumps(rows[-1], default=str), flush=True)  # progress: a run takes minutes per harness
     return rows
 
 
