@@ -219,14 +219,15 @@ def observations(recon: Any, prog: Any) -> dict[str, Any]:
             "same_observation": a == b if a is not None and b is not None else None}
 
 
-def smollm2_part(model: str, pairs: list[tuple[str, str]], tasks: list[Any], max_turns: int, max_new: int) -> list[dict[str, Any]]:
+def smollm2_part(model: str, pairs: list[tuple[str, str]], tasks: list[Any], max_turns: int, max_new: int,
+                 only: set[str] | None = None) -> list[dict[str, Any]]:
     from harnessrl.policies.lm import LMConfig, LMPolicy
 
     lm = LMPolicy.from_config(LMConfig(model=model, temperature=0.0, max_new_tokens=max_new, dtype="float32",
                                        device="cpu", prefix_cache_mb=1024))
     rows = []
     for recon, prog in pairs:
-        for name in [n for n in (recon, prog) if n]:
+        for name in [n for n in (recon, prog) if n and (not only or n in only)]:
             t0 = time.time()
             eps = run_group(lm, [RolloutItem(harness_for(name, [f"max_turns={max_turns}"]), t, 0) for t in tasks],
                             run_id="rvp-smollm2")
@@ -237,6 +238,7 @@ def smollm2_part(model: str, pairs: list[tuple[str, str]], tasks: list[Any], max
                          "outcomes": dict(Counter(e.outcome for e in eps)), "statuses": dict(Counter(e.status for e in eps)),
                          "turns": turns, "format_errors": fe, "format_error_rate": fe / turns if turns else None,
                          "format_error_ci": wilson(fe, turns), "wall_s": round(time.time() - t0, 1)})
+            print(json.dumps(rows[-1], default=str), flush=True)  # progress: a run takes minutes per harness
     return rows
 
 
@@ -257,6 +259,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=3, help="the first N code-v1 tasks that need no shell")
     ap.add_argument("--parts", default="prompt,replay,smollm2")
     ap.add_argument("--pairs", default="", help="only these pairs, e.g. aider,qwen_code,mini-swe-agent")
+    ap.add_argument("--only", default="", help="smollm2: only these harness ids (to split a long run over processes)")
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--max-turns", type=int, default=4)
     ap.add_argument("--max-new-tokens", type=int, default=128)
@@ -280,7 +283,8 @@ def main() -> None:
         print(table(result["replay"], ["pair", "task", "replies", "recon_solved", "program_solved", "same_files",
                                         "same_contents", "same_observation", "program_status", "program_calls"]), flush=True)
     if "smollm2" in parts:
-        result["smollm2"] = smollm2_part(args.model, pairs, tasks, args.max_turns, args.max_new_tokens)
+        result["smollm2"] = smollm2_part(args.model, pairs, tasks, args.max_turns, args.max_new_tokens,
+                                         set(filter(None, args.only.split(","))))
         print(table(result["smollm2"], ["harness", "episodes", "solved", "solved_ci", "outcomes", "statuses", "turns",
                                          "format_errors", "format_error_rate", "format_error_ci"]), flush=True)
     Path(args.out).write_text(json.dumps(result, indent=1, default=str))

@@ -182,3 +182,60 @@ def test_a_program_episode_in_forward_mode_records_rows_the_model_recomputes(tin
     assert all(t.loss_mask.sum() > 0 and len(t.token_ids) == len(t.logprobs) for t in ep.turns)
     report = check_rows(lm(tiny), [ep])
     assert report["unsampled"] == 0 and report["tokens"] > 0 and report["max_abs_diff"] <= 1e-4, report
+
+
+class HostedAPI:
+    """A provider that, like OpenAI's API, refuses fields it does not know (vLLM's token fields) with a
+    400 and returns log-probs with token strings only: the upstream forward mode must step down for."""
+
+    def __init__(self):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from tests.helpers import send_json
+
+        self.bodies: list[dict] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                send_json(self, 200, {"object": "list", "data": [{"id": "hosted", "object": "model"}]})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.bodies.append(body)
+                if "return_token_ids" in body:
+                    send_json(self, 400, {"error": {"message": "Unrecognized request argument supplied: return_token_ids",
+                                                    "type": "invalid_request_error"}})
+                    return
+                lp = {"content": [{"token": "Hi", "logprob": -0.25, "bytes": [72, 105], "top_logprobs": []}]} \
+                    if body.get("logprobs") else None
+                send_json(self, 200, {"id": "x", "object": "chat.completion", "created": 0, "model": "hosted",
+                                      "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"},
+                                                   "logprobs": lp, "finish_reason": "stop"}],
+                                      "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_upstream_refusing_vllm_fields_is_asked_again_with_logprobs_only(monkeypatch):
+    api = HostedAPI()
+    monkeypatch.setenv("HOSTED_KEY", "sk-hosted")
+    pol = ForwardPolicy(ForwardConfig(base_url=api.url, api_key_env="HOSTED_KEY", max_retries=0))
+    try:
+        first, second = pol.act([state(MESSAGES)])[0], pol.act([state(MESSAGES, key="e1")])[0]
+    finally:
+        pol.close()
+        api.close()
+    assert [("return_token_ids" in b, bool(b.get("logprobs"))) for b in api.bodies] == [(True, True), (False, True), (False, True)]
+    for a in (first, second):  # text and log-probs, but no ids: an evaluation record, no training row
+        assert a.text == "Hi" and a.info["token_source"] == "logprobs_only" and a.info["token_options"] == "logprobs"
+        assert len(a.token_ids) == 0 and a.prompt_tokens == 5
