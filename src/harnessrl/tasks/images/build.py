@@ -45,16 +45,10 @@ from harnessrl.tasks.images.grader_layer import (
     test_dependencies,
 )
 from harnessrl.tasks.images.registry import bud
-from harnessrl.tasks.images.services import ComposeRefused, ServiceSpec, read_compose
-from harnessrl.tasks.images.store import ImageError, ImageStore
+from harnessrl.tasks.images.services import ServiceSpec, read_compose
+from harnessrl.tasks.images.store import BuildRefused, ImageError, ImageStore
 
 RECIPE = "harnessrl-task-image-2"  # bump when the way images are built changes: every key changes
-
-
-class BuildRefused(Exception):
-    def __init__(self, code: str, reason: str):
-        super().__init__(f"{code}: {reason}")
-        self.code, self.reason = code, reason
 
 
 @dataclass(frozen=True)
@@ -126,10 +120,7 @@ def task_build_spec(folder: Path) -> BuildSpec:
     compose = next((ctx / n for n in ("docker-compose.yaml", "docker-compose.yml") if (ctx / n).exists()), None)
     services: tuple[ServiceSpec, ...] = ()
     if compose is not None:
-        try:
-            (ctx, dockerfile, args), services = read_compose(compose, ctx)
-        except ComposeRefused as err:
-            raise BuildRefused(err.code, err.reason) from None
+        (ctx, dockerfile, args), services = read_compose(compose, ctx)
     else:
         dockerfile, args = ctx / "Dockerfile", {}
     if not dockerfile.exists():

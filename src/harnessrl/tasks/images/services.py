@@ -35,16 +35,10 @@ from pathlib import Path
 
 import yaml
 
-from harnessrl.tasks.images.store import ImageError, ImageStore
+from harnessrl.tasks.images.store import BuildRefused, ImageError, ImageStore
 from harnessrl.tasks.workspace import Workspace
 
 MAIN_NAMES = ("main", "client")  # Harbor's, Terminal-Bench's name for the agent's service
-
-
-class ComposeRefused(Exception):
-    def __init__(self, code: str, reason: str):
-        super().__init__(f"{code}: {reason}")
-        self.code, self.reason = code, reason
 
 
 @dataclass(frozen=True)
@@ -121,18 +115,18 @@ def read_compose(compose: Path, default_ctx: Path) -> tuple[tuple[Path, Path, di
     try:
         data = yaml.safe_load(compose.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as err:
-        raise ComposeRefused("compose_unreadable", f"{compose.name}: {err}") from None
+        raise BuildRefused("compose_unreadable", f"{compose.name}: {err}") from None
     services = data.get("services") or {}
     if not isinstance(services, dict):
-        raise ComposeRefused("compose_unreadable", f"{compose.name}: services is not a mapping")
+        raise BuildRefused("compose_unreadable", f"{compose.name}: services is not a mapping")
     main = next((n for n in MAIN_NAMES if n in services), None) or (next(iter(services)) if len(services) == 1 else None)
     if services and main is None:
-        raise ComposeRefused("compose_services", f"{compose.name} has {len(services)} services ({', '.join(services)}) "
+        raise BuildRefused("compose_services", f"{compose.name} has {len(services)} services ({', '.join(services)}) "
                              "and none is the agent's (named main or client)")
     service = (services.get(main) if main else None) or {}
     own = _build_of(service, compose.parent)
     if own is None and service.get("image") and main != "main":  # Harbor's main is built from environment/Dockerfile
-        raise ComposeRefused("compose_image", f"{compose.name} runs the prebuilt image {service['image']!r}")
+        raise BuildRefused("compose_image", f"{compose.name} runs the prebuilt image {service['image']!r}")
     main_build = own or (default_ctx, default_ctx / "Dockerfile", {})
     others = []
     for name, svc in services.items():
@@ -142,7 +136,7 @@ def read_compose(compose: Path, default_ctx: Path) -> tuple[tuple[Path, Path, di
         built = _build_of(svc, compose.parent)
         image = _no_host_vars(svc["image"]) if svc.get("image") and built is None else None
         if built is None and not image:
-            raise ComposeRefused("compose_unreadable", f"service {name!r} has neither build nor image")
+            raise BuildRefused("compose_unreadable", f"service {name!r} has neither build nor image")
         env = svc.get("environment") or {}
         if isinstance(env, list):
             env = dict(e.split("=", 1) if "=" in e else (e, "") for e in map(str, env))

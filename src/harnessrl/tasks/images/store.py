@@ -55,6 +55,15 @@ class ImageError(RuntimeError):
     """A build or image operation failed; the message names what and where the log is."""
 
 
+class BuildRefused(Exception):
+    """A task this machine cannot build or run (a second service without a stand-in, ...): `code` is the
+    machine-readable reason `tasks check` prints."""
+
+    def __init__(self, code: str, reason: str):
+        super().__init__(f"{code}: {reason}")
+        self.code, self.reason = code, reason
+
+
 def missing_tools() -> list[str]:
     """The Debian packages image builds need that this machine lacks (scripts/setup-system.sh installs them)."""
     return [t for t in TOOLS if shutil.which(t) is None and not Path(f"/usr/sbin/{t}").exists()]
