@@ -221,7 +221,7 @@ class HarnessRollout:
                              int(seed_for(self.seed, step, 10_000 + s.index) % 2**31)) for s in slots]
         with self._policy(trainer) as policy:
             policy.reseed(seed_for(self.seed, step, 1 + rank))
-            key = f"{self.run_id}-u{step:05d}-r{rank}-"
+            key = f"u{step:05d}-r{rank}-"  # no run id: the same seed samples the same tokens in any run folder
             episodes = run_group(policy, items, run_id=self.run_id, key_prefix=key, open_env=self.open_env)
             drain = getattr(policy.engine, "drain", None)
             if drain is not None:  # vLLM server mode: stay in the ranks' lockstep rounds until all are done

@@ -289,12 +289,15 @@ class AgentTrainer:
                  for k, (t, h, _) in enumerate((t, h, g) for t in tasks for h in self.harnesses for g in range(cfg.group_size))]
         self.policy.reseed(_mix(cfg.seed, u, 1))
         prefix = f"{self.run_id}-u{u:05d}-"
-        episodes = run_group(self.policy, items, run_id=self.run_id, key_prefix=prefix, open_env=self.open_env)
+        # the sampling key leaves out the run id: the same seed and config sample the same tokens in any
+        # run folder (a run and its resumed copy, two folders compared)
+        key = f"u{u:05d}-"
+        episodes = run_group(self.policy, items, run_id=self.run_id, key_prefix=key, open_env=self.open_env)
         apply_rewards(self.cfg.reward_hook, episodes)  # reward_funcs on the graded episodes, before anything learns from them
         for i, ep in enumerate(episodes):
             ep.episode_id = f"{prefix}{i:05d}"
             ep.metadata.update({"update": u, "temperature": self.policy.cfg.temperature})
-            resets = self.policy.pop_resets(f"{prefix}{i}")
+            resets = self.policy.pop_resets(f"{key}{i}")
             if resets:
                 ep.metadata["context_resets"] = [list(r) for r in resets]
         stored = set(self.store.sql("SELECT episode_id FROM episodes WHERE run_id = ? AND episode_id LIKE ?",
