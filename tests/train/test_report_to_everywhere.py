@@ -4,6 +4,8 @@ writing real TensorBoard and trackio logs offline."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from harnessrl.config import ConfigError
@@ -98,14 +100,14 @@ def test_skill_optimizer_logs_each_iteration_to_tensorboard_and_trackio(tmp_path
 
     tasks = lookup_tasks(n=12)
     skill = Skill("look", (SkillSection("look-first", "Look first", "Always `look` first."),))
-    cfg = SkillOptimizerConfig(iterations=3, seed=1, run_id="skillopt-tracked", report_to=["tensorboard", "trackio"])
+    cfg = SkillOptimizerConfig(iterations=3, seed=1, run_id=f"skillopt-tracked-{uuid.uuid4().hex}", report_to=["tensorboard", "trackio"])
     opt = SkillOptimizer(cfg, policy=SkillBlindPolicy(0.5), harness=load_spec("lookup-plain"), seed_skill=skill,
                          train_tasks=tasks[:6], test_tasks=tasks[6:], run_dir=tmp_path / "run", store=RecordStore(tmp_path / "st"))
     res = opt.run()
     decisions = read_log(tmp_path / "run").decisions
     accepted = [float(d["accepted"]) for d in decisions]
     assert [(s, v) for s, v in _tensorboard(tmp_path / "run" / "tensorboard", "accepted")] == list(zip([1, 2, 3], accepted))
-    logged = trackio_store("skillopt-tracked")
+    logged = trackio_store(cfg.run_id)  # unique: trackio's store may outlive this test (it is fixed at first import)
     assert [row["accepted"] for row in logged] == accepted and logged[-1]["episodes"] == res.episodes
 
 
