@@ -108,6 +108,22 @@ def test_the_token_and_wall_time_budgets_end_the_episode(tasks):
     assert ep.wall_time < 20
 
 
+def test_start_up_has_its_own_budget_not_the_wall_time_one(tasks, tmp_path):
+    """A program slow to make its first call (a loaded machine: OpenHands' imports) is not ended by
+    `wall_s`, which counts from that call; `startup_s` bounds the time before it."""
+    slow = tmp_path / "slow_start.py"
+    slow.write_text(PROGRAM.read_text().replace("def main():\n", "def main():\n    __import__('time').sleep(4)\n", 1))
+    slow_harness = lambda *o: make_harness(load_spec(  # noqa: E731
+        "mini-swe-agent", ["options.program=script", f"options.script={slow}", *o]))
+    ep = run_group(Replay([SUBMIT]), [RolloutItem(slow_harness("options.wall_s=2", "options.startup_s=60"), tasks[0], 0)])[0]
+    assert ep.status == "ok" and ep.metadata["stop_reason"] == "program exited (0)"
+    assert ep.metadata["startup_s"] >= 4
+    ep = run_group(Replay([SUBMIT]), [RolloutItem(slow_harness("options.wall_s=60", "options.startup_s=1"), tasks[0], 0)])[0]
+    assert ep.status == "timeout" and len(ep.turns) == 0
+    assert ep.metadata["stop_reason"] == "start-up budget of 1 s spent before the program's first call"
+    assert ep.metadata["startup_s"] is None
+
+
 def test_an_unparsed_reply_is_a_counted_format_error(tasks):
     eps = run_group(Replay(["no block at all", SUBMIT]), [RolloutItem(harness(), tasks[0], 0)])
     # the text protocol has no tools: the program itself handles the malformed reply (and says so)

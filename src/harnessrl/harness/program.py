@@ -20,8 +20,11 @@ How an episode runs:
      The loop sends every answer of a turn before it waits for any session, so the programs
      of a group run their tools at the same time.
   4. The episode ends when the program exits, or a budget is spent: calls (`max_turns`),
-     generated tokens (`max_tokens`), or the program's own wall time outside the model queue
-     (`wall_s`). Then the program is killed (its whole sandbox), the gateway refuses whatever
+     generated tokens (`max_tokens`), the program's own wall time outside the model queue from
+     its first call on (`wall_s`), or its start-up before that first call (`startup_s`). Start-up
+     has its own budget because it is the part a loaded machine stretches most (OpenHands'
+     imports: about 30 s idle, many minutes for a niced process on a busy machine); counted
+     against `wall_s`, it ended episodes before their first call. Then the program is killed (its whole sandbox), the gateway refuses whatever
      comes later, and the grader scores the workspace like any harness's.
 
 Per call the session keeps a record (`Verdict.info["calls"]`): what the program asked for
@@ -82,7 +85,7 @@ class ProgramHarness(CodeHarness):
     def launch(self, session: "ProgramSession", base_url: str, api_key: str) -> Any:
         """Start the program in the episode's sandbox, in its network namespace; a SandboxProcess."""
         env, o = session.env, self.spec.options
-        lifetime = float(o.get("wall_s", 1800)) + float(o.get("queue_s", 3600))
+        lifetime = startup_budget(o) + float(o.get("wall_s", 1800)) + float(o.get("queue_s", 3600))
         if self.program == "script":  # a user's own program: one Python file, standard library only
             src = Path(o["script"]).expanduser()
             state = env.workspace.private_dir("agent")
@@ -109,6 +112,11 @@ class ProgramHarness(CodeHarness):
     @property
     def model_name(self) -> str:
         return str(self.spec.options.get("model_name", "harnessrl-policy"))
+
+
+def startup_budget(options: Any) -> float:
+    """Seconds a program may take from its launch to its first call (`options.startup_s`)."""
+    return float(options.get("startup_s", 1800))
 
 
 def program_sandbox(name: str, ro_paths: Any, task_sandbox: Any) -> Any:
@@ -139,6 +147,7 @@ class ProgramSession(Session):
         self.program_exit: int | None = None
         self.tokens = 0
         self.queue_s = 0.0
+        self.first_call_at: float | None = None  # wall_s counts from here; before it, startup_s
         self._first: dict[str, Any] | None = None
         self._closed = False
 
@@ -237,10 +246,12 @@ class ProgramSession(Session):
 
     def _wait(self) -> None:
         """Block until the program calls (then `messages` is that call's) or exits, or a budget ends it."""
-        wall_s = float(self.opt("wall_s", 1800))
+        wall_s, startup_s = float(self.opt("wall_s", 1800)), startup_budget(self.harness.spec.options)
         while True:
             call = self.gateway.next_call(timeout=POLL_S)
             if call is not None:
+                if self.first_call_at is None:
+                    self.first_call_at = call.received
                 self.pending = call
                 self.messages = to_text(call.request, self.issued)
                 return
@@ -249,9 +260,19 @@ class ProgramSession(Session):
                 ok = self.program_exit == 0
                 self._stop(f"program exited ({self.program_exit})", "ok" if ok else "crash")
                 return
-            if time.monotonic() - self.started - self.queue_s > wall_s:
+            now = time.monotonic()
+            if self.first_call_at is None:
+                if now - self.started > startup_s:
+                    self._stop(f"start-up budget of {startup_s:g} s spent before the program's first call", "timeout")
+                    return
+            elif now - self.first_call_at - self.queue_s > wall_s:
                 self._stop(f"wall-time budget of {wall_s:g} s spent", "timeout")
                 return
+
+    @property
+    def startup_seconds(self) -> float | None:
+        """Launch to first call, in seconds (None: the program never called)."""
+        return None if self.first_call_at is None else round(self.first_call_at - self.started, 3)
 
     def _main_line(self, call: Call) -> bool:
         first = call.request["messages"][0]
@@ -287,7 +308,7 @@ class ProgramSession(Session):
         score = ws.score(self.env)
         info = dict(score.info)
         info.update(stop_reason=self.stop_reason, program=self.harness.program, program_exit=self.program_exit,
-                    program_output=output[-4000:], calls=self.calls, notes=self.notes,
+                    program_output=output[-4000:], calls=self.calls, startup_s=self.startup_seconds, notes=self.notes,
                     refusals=[(r.status, r.code, r.reason) for r in self.gateway.refusals],
                     unparsed_tool_calls=sum(c["unparsed_tool_call"] for c in self.calls))
         return Verdict(reward=1.0 if score.solved else 0.0, success=score.solved, outcome=score.outcome,
