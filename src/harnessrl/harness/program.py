@@ -24,8 +24,9 @@ How an episode runs:
      its first call on (`wall_s`), or its start-up before that first call (`startup_s`). Start-up
      has its own budget because it is the part a loaded machine stretches most (OpenHands'
      imports: about 30 s idle, many minutes for a niced process on a busy machine); counted
-     against `wall_s`, it ended episodes before their first call. Then the program is killed (its whole sandbox), the gateway refuses whatever
-     comes later, and the grader scores the workspace like any harness's.
+     against `wall_s`, it ended episodes before their first call. Then the program is killed
+     (its whole sandbox), the gateway refuses whatever comes later, and the grader scores the
+     workspace like any harness's.
 
 Per call the session keeps a record (`Verdict.info["calls"]`): what the program asked for
 (sampling settings, tools, stop), what the policy used, main-line or auxiliary (a call whose
