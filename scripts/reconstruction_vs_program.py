@@ -4,8 +4,8 @@
 
 Pairs: `aider` <-> `aider-cli`, `qwen_code` <-> `qwen-code-cli`, `openhands` <-> `openhands-cli`, and
 `mini-swe-agent` alone (a program with no reconstruction here: its row compares programs, it
-measures no fidelity). A program without a harness id of its own in this checkout runs as a plain
-program harness (its launch from agents/launch.py, no oracle). Three parts:
+measures no fidelity). Each program runs as its own harness id (harness/specs/programs), so
+it needs its program installed (`harnessrl agents install NAME`). Three parts:
 
   prompt   the first model call of each side on the first task, as the model sees it (tools
            rendered into the system message as a text model gets them): SmolLM2 tokens with its
@@ -31,12 +31,10 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from harnessrl.config import ConfigError
 from harnessrl.harness._program_wire import to_text, tools_block
-from harnessrl.harness.base import HarnessSpec, load_spec, make_harness, register_style
-from harnessrl.harness.program import ProgramHarness, ProgramSession
+from harnessrl.harness.base import load_spec, make_harness
 from harnessrl.policies.base import Action, AgentState, Policy
 from harnessrl.policies.registry import make_policy
 from harnessrl.rollout.envs import open_env
@@ -46,30 +44,9 @@ from harnessrl.rollout.suites import load_suite
 PAIRS = [("aider", "aider-cli"), ("qwen_code", "qwen-code-cli"), ("openhands", "openhands-cli"), ("", "mini-swe-agent")]
 
 
-@register_style
-class PlainProgram(ProgramHarness):
-    """A program with no style of its own yet: launched as agents/launch.py defines it, nothing more."""
-
-    style = "plain_program"
-    default_program = "mini-swe-agent"
-    session_class = ProgramSession
-    all_tools: ClassVar[tuple[str, ...]] = ("tools",)  # the program's own (a shell and an editor)
-    tool_capabilities: ClassVar[dict[str, frozenset[str]]] = {"tools": frozenset({"shell", "edit"})}
-
-    def render_intent(self, intent: Any, session: Any) -> str:
-        raise NotImplementedError(f"{self.program}: no oracle syntax here (its harness id defines one)")
-
-
 def harness_for(name: str, overrides: list[str]) -> Any:
-    try:
-        return make_harness(load_spec(name, overrides))
-    except ConfigError:  # no harness id for this program here: the plain program harness
-        spec = HarnessSpec(id=name, style="plain_program", max_turns=30,
-                           options={"program": name, "wall_s": 600, "max_tokens": 32768})
-        for o in overrides:
-            key, _, value = o.partition("=")
-            spec = spec.model_copy(update={key: int(value)})
-        return make_harness(spec)
+    """Our reconstruction or the real program, by harness id."""
+    return make_harness(load_spec(name, overrides))
 
 
 class FirstCall(Policy):
