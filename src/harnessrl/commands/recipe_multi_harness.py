@@ -5,6 +5,7 @@ Registered on the recipe group by commands/recipe.py (one line); kept in its own
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -25,7 +26,9 @@ def check_rules(rules: list[str]) -> None:
 
 
 def multi_harness(
-    scale: str = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU); paper: coding harnesses, GPU."),
+    scale: str = typer.Option("small", "--scale", help="small: tiny LM on the lookup suite (CPU); paper: coding harnesses, GPU; "
+                              "real-programs: the real agent programs (mini-swe-agent, aider-cli, qwen-code-cli-8k; "
+                              "openhands-cli-8k sealed), tiny LM, CPU."),
     model: str | None = typer.Option(None, "--model", "-m", help="Model path or cached id (default: build a tiny LM here)."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=0, help="LoRA rank (0 = full fine-tuning)."),
     config: Path | None = typer.Option(None, "--config", "-c", parser=path_arg, help="YAML/TOML settings applied on the scale's defaults."),
@@ -35,6 +38,9 @@ def multi_harness(
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel RL runs (default 2 on CPU, 1 on GPU)."),
     engine: str | None = typer.Option(None, "--engine", help="RL trainer: native (default at small scale) | trl (TRL "
                                       "GRPOTrainer; the default at --scale paper; many GPUs: see docs/scale.md)."),
+    warm_start: Path | None = typer.Option(None, "--warm-start", parser=path_arg, help="Start from this warm start instead "
+                                           "of SFT here: a merged model folder (e.g. agentic-coding's OUT/sft) or a LoRA "
+                                           "adapter folder on --model."),
     audit: bool = typer.Option(False, "--audit", help="Audit the suite's grader under the training harnesses first; refuse a suite with a hole (code/terminal suites)."),
 ) -> None:
     """Tiny LM: SFT on one harness, RL over several with Within vs Cross groups, evaluation on a sealed unseen harness."""
@@ -42,6 +48,8 @@ def multi_harness(
     from harnessrl.recipes.multi_harness_report import build_report
 
     with user_errors():
+        if warm_start is not None:
+            overrides = [*overrides, f"warm_start_model={json.dumps(str(warm_start))}"]
         cfg = lm_recipe_config(recipe.MultiHarnessConfig, scale, recipe.preset(scale), config, overrides, out, resume,
                                model=model, lora_rank=lora_rank, workers=workers, engine=engine)
         check_rules(cfg.rules)

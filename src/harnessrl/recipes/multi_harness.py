@@ -15,6 +15,13 @@ to look at besides pass@1: steps per episode and failure modes. At small scale:
 
     harnessrl recipe multi-harness                                  # tiny LM on the lookup suite, CPU
     harnessrl recipe multi-harness --model Qwen/Qwen3-8B --lora-rank 32   # the same on a GPU
+    harnessrl recipe multi-harness --scale real-programs            # the real agent programs (tiny LM, CPU)
+
+With real agent programs as harnesses (`--scale real-programs`, multi_harness_programs.py) the
+recipe also stores the oracle's episodes through every trained program (the frozen evidence that
+each task is solvable as that program runs it), can start from a warm start made elsewhere
+(`warm_start_model`), and samples the start model through every program (`ref_samples`) for the
+ceiling decomposition of cross-program differences on the same model.
 
 Jobs are resumable: each run has its own checkpoint folder; finished pieces are reused.
 """
@@ -28,15 +35,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from typing import Literal
+
 from pydantic import Field
 
 from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate.seal import create_seal, load_seal
-from harnessrl.harness.base import make_harness
+from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMPolicy
 from harnessrl.policies.scripted import Oracle
 from harnessrl.records import RecordStore
+from harnessrl.recipes import multi_harness_programs as programs
 from harnessrl.recipes.lm_base import LMRecipeConfig, policy_config, sampling_group_size
 from harnessrl.recipes.splits import split_tasks
 from harnessrl.recipes.workers import all_runs, folder_lock, run_pool
@@ -56,6 +66,7 @@ CLAIM = ("Multi-harness RL: the evaluation harness moves solve rates far more (2
 
 
 class MultiHarnessConfig(LMRecipeConfig):
+    scale: Literal["small", "paper", "real-programs"] = "small"
     sft_harness: str = "lookup-plain"
     train_harnesses: list[str] = ["lookup-plain", "lookup-kv", "lookup-brief"]
     sealed_harness: str = "lookup-json"
@@ -65,6 +76,19 @@ class MultiHarnessConfig(LMRecipeConfig):
     updates: int = Field(80, ge=1)
     temperature: float = 1.0
     eval_seeds: int = Field(2, ge=1, description="Greedy episodes per held-out task and harness (different worlds).")
+    train_tasks: int | None = Field(None, ge=1, description="Use only the first N training tasks (None: all).")
+    eval_tasks: int | None = Field(None, ge=1, description="Evaluate on only the first N held-out tasks (None: all).")
+    max_turns: int | None = Field(None, ge=1, description="Override every harness's turn limit (model calls of a "
+                                  "program), in training and evaluation alike; None keeps each harness's own.")
+    oracle_records: bool = Field(False, description="Store the oracle's episodes through every trained harness on the "
+                                 "training tasks first (run oracle-records); the tiny LM's tokenizer is trained on them.")
+    warm_start_model: str | None = Field(None, description="Start from this warm start instead of SFT here: a merged "
+                                         "model folder (e.g. the agentic-coding recipe's OUT/sft) or a LoRA adapter "
+                                         "folder on `model`.")
+    ref_samples: int = Field(0, ge=0, description="Sampled episodes of the start model per held-out task and harness "
+                             "(sealed one included) for the ceiling decomposition (0: none; the hard ceiling is pass@k).")
+    tiny_positions: int = Field(512, ge=128, description="Context of the tiny LM built when no model is given.")
+    tiny_vocab: int = Field(1024, ge=256, description="Vocabulary of the tiny LM's tokenizer.")
 
 def preset(scale: str) -> dict[str, Any]:
     """small: the tiny LM on the lookup suite (minutes on 2 CPU cores). paper: the coding harnesses
@@ -77,7 +101,21 @@ def preset(scale: str) -> dict[str, Any]:
                 "sft_seeds": 1, "sft_epochs": 2, "sft_lr": 1e-4, "sft_batch": 8, "lora_rank": 32, "updates": 100,
                 "group_size": 8, "tasks_per_update": 4, "lr": 1e-5, "objective": "gspo", "max_new_tokens": 1024,
                 "max_context_tokens": 16384, "eval_seeds": 4, "workers": 1, "engine": "trl"}
-    raise ConfigError(f"scale {scale!r}: choose small or paper")
+    if scale == "real-programs":  # the real agent programs, a tiny LM: the smallest run that exercises every piece
+        return {"scale": "real-programs", **REAL_PROGRAMS}
+    raise ConfigError(f"scale {scale!r}: choose small, paper or real-programs")
+
+
+#: --scale real-programs: three real programs trained, the fourth sealed. mini-swe-agent (text protocol),
+#: aider-cli (SEARCH/REPLACE) and qwen-code-cli-8k (tool calls) run an oracle episode in about 1-2.5 min each on
+#: a loaded 2-core machine; openhands-cli-8k is the slowest (about 3.5 min: 30 s of start-up), so it is the one
+#: evaluated once, under the seal. The -8k specs fit SmolLM2's 8k window (docs/real-harnesses.md).
+REAL_PROGRAMS: dict[str, Any] = {
+    "suite": "code-v1", "sft_harness": "aider-cli", "train_harnesses": ["mini-swe-agent", "aider-cli", "qwen-code-cli-8k"],
+    "sealed_harness": "openhands-cli-8k", "train_tasks": 1, "eval_tasks": 1, "max_turns": 4, "oracle_records": True,
+    "ref_samples": 2, "sft_seeds": 1, "sft_epochs": 30, "sft_batch": 4, "sft_lr": 3e-3, "rules": ["within", "cross"],
+    "seeds": [0], "updates": 1, "group_size": 2, "tasks_per_update": 1, "max_new_tokens": 24, "eval_seeds": 1,
+    "workers": 1, "tiny_positions": 16384, "tiny_vocab": 4096}
 
 
 # ----------------------------------------------------------------------------------------
@@ -85,22 +123,38 @@ def preset(scale: str) -> dict[str, Any]:
 
 
 def tasks_of(cfg: MultiHarnessConfig) -> tuple[list[Any], list[Any]]:
-    """(training tasks, held-out tasks): the last `eval_fraction` of the suite is held out."""
+    """(training tasks, held-out tasks): the last `eval_fraction` of the suite is held out; then the
+    first `train_tasks` / `eval_tasks` of each (a small run on slow harnesses such as real programs)."""
     tasks = load_tasks(cfg.suite)
     cut = int(round(len(tasks) * (1 - cfg.eval_fraction)))
-    return split_tasks(tasks, len(tasks) - cut, what=f"eval_fraction={cfg.eval_fraction}")
+    train, held = split_tasks(tasks, len(tasks) - cut, what=f"eval_fraction={cfg.eval_fraction}")
+    return train[:cfg.train_tasks], held[:cfg.eval_tasks]
 
 
-def build_model(cfg: MultiHarnessConfig, out: Path, train: list[Any]) -> str:
-    """The model path: the given one, or a tiny LM whose tokenizer saw only the trained harnesses' text."""
+def harness(cfg: MultiHarnessConfig, spec: str) -> Harness:
+    """A harness with the recipe's turn limit, if it sets one."""
+    return programs.harness_of(spec, cfg.max_turns)
+
+
+def build_model(cfg: MultiHarnessConfig, out: Path, train: list[Any], records: list[Episode] | None = None) -> str:
+    """The model path: the given one, or a tiny LM whose tokenizer saw only the trained harnesses' text
+    (the oracle records' text when there are records)."""
     if cfg.model:
         return cfg.model
-    return build_tiny_for(out / "model", Oracle(), [cfg.sft_harness, *cfg.train_harnesses], train, size=cfg.tiny_size)
+    if records:
+        return programs.build_tiny_from_records(out / "model", records, size=cfg.tiny_size, vocab_size=cfg.tiny_vocab,
+                                                max_positions=cfg.tiny_positions)
+    return build_tiny_for(out / "model", Oracle(), [cfg.sft_harness, *cfg.train_harnesses], train, size=cfg.tiny_size,
+                          vocab_size=cfg.tiny_vocab, max_positions=cfg.tiny_positions)
 
 
 def warm_start(cfg: MultiHarnessConfig, out: Path, model: str, train: list[Any],
                progress: Callable[[str, int, int | None], None]) -> tuple[str, dict[str, Any]]:
-    """SFT on oracle demonstrations through the one SFT harness; returns the merged model's path."""
+    """SFT on oracle demonstrations through the one SFT harness; returns the merged model's path.
+    With `warm_start_model` that warm start is used as it is (no SFT here)."""
+    if cfg.warm_start_model:
+        path = programs.start_model(cfg.warm_start_model, cfg.model, out)
+        return path, programs.warm_start_info(path, LMPolicy.from_config(policy_config(cfg, path)))
     policy_cfg = policy_config(cfg, model, lora_rank=cfg.lora_rank)
     return sft_warm_start(out / "sft", policy_cfg, Oracle(), cfg.sft_harness, train[:cfg.sft_tasks], seeds=cfg.sft_seeds,
                           epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_rows=cfg.sft_batch,
@@ -114,7 +168,7 @@ def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:
     try:
         return load_seal(name, seals)
     except ConfigError:
-        return create_seal(name, harnesses=[make_harness(cfg.sealed_harness)], suite=cfg.suite, directory=seals,
+        return create_seal(name, harnesses=[harness(cfg, cfg.sealed_harness)], suite=cfg.suite, directory=seals,
                            note="the unseen harness of `harnessrl recipe multi-harness`")
 
 
@@ -123,10 +177,11 @@ def make_seal(cfg: MultiHarnessConfig, out: Path) -> Any:
 
 
 def evaluate(policy: LMPolicy, harness_ids: list[str], tasks: list[TaskLike], seeds: int, run_id: str,
-             store: RecordStore, group: int = 256) -> list[str]:
+             store: RecordStore, group: int = 256, max_turns: int | None = None) -> list[str]:
     """Greedy episodes of `policy` on every (task, harness, seed); stored once (idempotent on resume)."""
     done = store.sql("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).column("episode_id").to_pylist()
-    items = [RolloutItem(make_harness(h), t, 10_000 + s) for h in harness_ids for t in tasks for s in range(seeds)]
+    items = [RolloutItem(programs.harness_of(h, max_turns), t, 10_000 + s) for h in harness_ids for t in tasks
+             for s in range(seeds)]
     ids = [f"{run_id}-{i:05d}" for i in range(len(items))]
     if set(ids) <= set(done):
         return ids
@@ -150,6 +205,7 @@ def rl_config(cfg: MultiHarnessConfig, out: Path, sft_model: str, rule: str, see
         suite=cfg.suite, tasks=[task_id(t) for t in train], harnesses=list(cfg.train_harnesses),
         group_size=cfg.group_size, tasks_per_update=cfg.tasks_per_update, updates=cfg.updates, grouping=rule,
         objective=cfg.objective, lr=cfg.lr, kl_coef=cfg.kl_coef, seed=seed, seals_dir=str(out / "seals"),
+        max_turns=cfg.max_turns,
         manifest=str(out / MANIFEST), report_to=cfg.report_to)
 
 
@@ -169,8 +225,10 @@ def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue
     timed = [r["time_rollout_s"] + r["time_update_s"] for r in rows if "time_rollout_s" in r and "time_update_s" in r]
     train_s = sum(timed) if len(timed) == len(rows) and rows else time.perf_counter() - t0
     store = RecordStore(tcfg.store)
-    ids = evaluate(trained.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store, sampling_group_size(cfg))
-    sealed = evaluate(trained.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store, sampling_group_size(cfg))
+    group = sampling_group_size(cfg)
+    ids = evaluate(trained.policy, cfg.train_harnesses, held_out, cfg.eval_seeds, f"eval-{key}", store, group, cfg.max_turns)
+    sealed = evaluate(trained.policy, [cfg.sealed_harness], held_out, cfg.eval_seeds, f"sealed-{key}", store, group,
+                      cfg.max_turns)
     return {"key": key, "rule": rule, "seed": seed, "metrics": rows, "eval_ids": ids, "sealed_ids": sealed, "train_s": train_s}
 
 
@@ -186,18 +244,28 @@ def _run(cfg: MultiHarnessConfig, out: Path, progress: Callable[[str, int, int |
     train, held_out = tasks_of(cfg)
     for h in [cfg.sft_harness, cfg.sealed_harness, *cfg.train_harnesses]:
         make_harness(h)  # an unknown harness fails here, before any work
-    if cfg.sealed_harness in cfg.train_harnesses:
-        raise ConfigError(f"sealed_harness {cfg.sealed_harness!r} is also a training harness; it must be unseen")
-    model = build_model(cfg, out, train)
-    sft_model, sft_info = warm_start(cfg, out, model, train, progress)
-    seal = make_seal(cfg, out)
+    if cfg.sealed_harness in cfg.train_harnesses or cfg.sealed_harness == cfg.sft_harness:
+        raise ConfigError(f"sealed_harness {cfg.sealed_harness!r} is also a training (or SFT) harness; it must be unseen")
+    seal = make_seal(cfg, out)  # before any training-side episode: the records and SFT refuse the sealed harness
     store = RecordStore(out / "store")
+    records = (programs.oracle_records(store, [harness(cfg, h) for h in dict.fromkeys([*cfg.train_harnesses])], train,
+                                       out / "seals") if cfg.oracle_records else [])
+    progress("oracle records", len(records), len(records))
+    model = build_model(cfg, out, train, records)
+    sft_model, sft_info = warm_start(cfg, out, model, train, progress)
     base = LMPolicy.from_config(policy_config(cfg, sft_model))
-    sft_ids = evaluate(base, cfg.train_harnesses, held_out, cfg.eval_seeds, "eval-sft", store, sampling_group_size(cfg))
-    sft_sealed = evaluate(base, [cfg.sealed_harness], held_out, cfg.eval_seeds, "sealed-sft", store, sampling_group_size(cfg))
+    group = sampling_group_size(cfg)
+    sft_ids = evaluate(base, cfg.train_harnesses, held_out, cfg.eval_seeds, "eval-sft", store, group, cfg.max_turns)
+    sft_sealed = evaluate(base, [cfg.sealed_harness], held_out, cfg.eval_seeds, "sealed-sft", store, group, cfg.max_turns)
+    ref_ids: list[str] = []
+    if cfg.ref_samples:  # the start model through every program: each program's ceiling for this model
+        ref_ids = programs.reference_samples(base, [harness(cfg, h) for h in cfg.train_harnesses], held_out,
+                                             cfg.ref_samples, cfg.temperature, "ref", store, group)
+        ref_ids += programs.reference_samples(base, [harness(cfg, cfg.sealed_harness)], held_out, cfg.ref_samples,
+                                              cfg.temperature, "sealed-ref", store, group)
     del base
     # Within and Cross train on provably identical task-harness records: one frozen manifest, checked by every run
-    manifest_sha = freeze(out / MANIFEST, build_manifest(train, [make_harness(h) for h in cfg.train_harnesses], open_env))
+    manifest_sha = freeze(out / MANIFEST, build_manifest(train, [harness(cfg, h) for h in cfg.train_harnesses], open_env))
     jobs = [(rule, seed) for rule in cfg.rules for seed in cfg.seeds]
     cfg_json = cfg.model_dump_json()
     if cfg.workers <= 1:
@@ -213,6 +281,7 @@ def _run(cfg: MultiHarnessConfig, out: Path, progress: Callable[[str, int, int |
                        workers=cfg.workers, on_message=on_message, lock_dir=out)
     results.sort(key=lambda r: (cfg.rules.index(r["rule"]), r["seed"]))
     return {"cfg": cfg, "out": out, "seal": seal, "sft_model": sft_model, "sft": sft_info, "results": results,
-            "sft_eval_ids": sft_ids, "sft_sealed_ids": sft_sealed, "train_tasks": len(train), "eval_tasks": len(held_out),
+            "sft_eval_ids": sft_ids, "sft_sealed_ids": sft_sealed, "ref_ids": ref_ids,
+            "oracle_records": programs.records_summary(records), "train_tasks": len(train), "eval_tasks": len(held_out),
             "manifest_sha256": manifest_sha, "manifest_records": len(train) * len(cfg.train_harnesses),
             "wall_s": time.perf_counter() - t0}

@@ -14,8 +14,10 @@ from harnessrl.episode import Episode
 from harnessrl.evaluate.matrix import harness_summary
 from harnessrl.evaluate.seal import verify_seal, write_sealed_eval
 from harnessrl.evaluate.stats import Estimate, bootstrap_ci
+from harnessrl.harness.base import make_harness
 from harnessrl.records import RecordStore
 from harnessrl.recipes.multi_harness import CLAIM
+from harnessrl.recipes.multi_harness_ceiling import ceiling_section, decomposition, mixed_outcomes, mixed_text
 from harnessrl.report.html import Report
 
 OUTCOMES = ("solved", "wrong_value", "wrong_object", "dropped_requirement", "no_answer")
@@ -102,7 +104,8 @@ def _ci_text(est) -> str:
 def build_report(res: dict[str, Any], command: str) -> Path:
     cfg, out = res["cfg"], Path(res["out"])
     store = RecordStore(out / "store")
-    trained, sealed_h = list(cfg.train_harnesses), cfg.sealed_harness
+    # harness ids as episodes record them (a harness given as a spec file is known by its id)
+    trained, sealed_h = [make_harness(h).id for h in cfg.train_harnesses], make_harness(cfg.sealed_harness).id
     groups = {"sft": ["sft"], **{r: [f"{r}-s{s}" for s in cfg.seeds] for r in cfg.rules}}
     ev = {g: _episodes(store, [f"eval-{k}" for k in keys] + [f"sealed-{k}" for k in keys]) for g, keys in groups.items()}
     problems = _sealed_evaluation(res, store, ev, sealed_h)
@@ -113,11 +116,26 @@ def build_report(res: dict[str, Any], command: str) -> Path:
     _gain_over_start(rep, ev, cfg.rules, trained, sealed_h)
     if all(r in ev for r in ("within", "cross")):
         _rule_vs_harness(rep, res, ev, summaries, trained, sealed_h)
+    if res.get("ref_ids"):
+        sft_id = make_harness(cfg.sft_harness).id
+        base = sft_id if sft_id in trained else trained[0]
+        ceiling_section(rep, decomposition(store, groups, [*trained, sealed_h], base, cfg.ref_samples), LABEL, sealed_h)
     _failure_modes(rep, ev, [*trained, sealed_h])
     if res["results"]:
         _training(rep, res["results"], cfg.rules, trained)
     sft_info = res["sft"]
-    rep.section("SFT warm start", f"{sft_info['demonstrations']} demonstrations ({sft_info['demo_tokens']:,} tokens), "
+    if res.get("oracle_records"):
+        rep.section("Oracle records through the harnesses", (
+            "The oracle's episodes through every trained harness on the training tasks, stored before any training "
+            "(run `oracle-records`): each task is solvable through each harness as that harness (or program) runs it."))
+        rep.table([{k: (str(v) if isinstance(v, dict) else v) for k, v in r.items()} for r in res["oracle_records"]],
+                  caption="oracle episodes per harness", digits=2)
+    if sft_info.get("given"):
+        rep.section("Warm start", f"Given: {sft_info['given']} ({sft_info['parameters']:,} parameters"
+                    + (f"; its SFT: {sft_info['demonstrations']} demonstrations, loss {sft_info['loss_first']:.3f} -> "
+                       f"{sft_info['loss_last']:.3f} in {sft_info['steps']} steps" if sft_info["steps"] else "") + ").")
+    else:
+        rep.section("SFT warm start", f"{sft_info['demonstrations']} demonstrations ({sft_info['demo_tokens']:,} tokens), "
                 f"loss {sft_info['loss_first']:.3f} -> {sft_info['loss_last']:.3f} in {sft_info['steps']} steps "
                 f"({sft_info['seconds']:.0f} s).")
     rep.section("Seal", f"Seal `{seal.name}` ({seal.path}) holds {sealed_h}; its one evaluation is {seal.eval_path}. "
@@ -136,7 +154,8 @@ def _sealed_evaluation(res: dict[str, Any], store: RecordStore, ev: dict[str, li
     """The seal's one evaluation: every sealed episode of every policy, written once, then verified
     (returns the verification problems; none = intact)."""
     seal = res["seal"]
-    sealed_ids = res["sft_sealed_ids"] + [i for r in res["results"] for i in r["sealed_ids"]]
+    sealed_ids = res["sft_sealed_ids"] + [i for r in res["results"] for i in r["sealed_ids"]] \
+        + [i for i in res.get("ref_ids", []) if i.startswith("sealed-ref-")]
     if not seal.eval_path.exists():
         summary = {g: float(np.mean([e.success for e in eps if e.context.harness_id == sealed_h] or [0.0]))
                    for g, eps in ev.items()}
@@ -152,8 +171,10 @@ def _scale_note(res: dict[str, Any]) -> str:
     return (f"{scale} — a mechanism check, not the paper's. Model: {sft_info['parameters']:,} parameters "
             f"({'given: ' + cfg.model if cfg.model else 'Qwen2-style, random init, tokenizer trained here'}; "
             f"{'LoRA rank ' + str(cfg.lora_rank) if cfg.lora_rank else 'full fine-tuning'}). Suite {cfg.suite!r}: "
-            f"{res['train_tasks']} training tasks, {res['eval_tasks']} held-out tasks. SFT: {sft_info['demonstrations']} "
-            f"oracle demonstrations through {cfg.sft_harness!r}, {sft_info['steps']} steps. RL: {cfg.objective}, "
+            f"{res['train_tasks']} training tasks, {res['eval_tasks']} held-out tasks. "
+            + (f"Warm start given ({sft_info['given']}). " if sft_info.get("given") else
+               f"SFT: {sft_info['demonstrations']} oracle demonstrations through {cfg.sft_harness!r}, {sft_info['steps']} steps. ")
+            + f"RL: {cfg.objective}, "
             f"{len(cfg.rules)} grouping rules x {len(cfg.seeds)} seeds x {cfg.updates} updates, {episodes_trained:,} "
             f"training episodes in all. Evaluation: greedy, {cfg.eval_seeds} episode(s) per held-out task and harness. "
             f"Wall time {res['wall_s']:.0f} s. The paper: Qwen3-8B, four coding harnesses, 24,000 sealed evaluations.")
@@ -214,9 +235,12 @@ def _rule_vs_harness(rep: Report, res: dict[str, Any], ev: dict[str, list[Episod
 
 def _failure_modes(rep: Report, ev: dict[str, list[Episode]], harnesses: list[str]) -> None:
     """Mean steps and outcome rates per policy and harness, and their figure."""
+    seen = {e.outcome for eps in ev.values() for e in eps}
+    outcomes = OUTCOMES if seen <= set(OUTCOMES) else tuple(sorted(seen, key=lambda o: (o != "solved", o)))
     rep.section("Steps per episode and failure modes", (
         "Outcome labels of the lookup suite: solved; wrong_value; wrong_object (the asked attribute of another object); "
-        "dropped_requirement (one of two asked values); no_answer (turn limit, repeated format errors or token budget)."))
+        "dropped_requirement (one of two asked values); no_answer (turn limit, repeated format errors or token budget)."
+        if outcomes is OUTCOMES else "Outcome labels as the suite's grader gives them: " + ", ".join(outcomes) + "."))
     fm_rows = []
     for g, eps in ev.items():
         for h in harnesses:
@@ -228,10 +252,10 @@ def _failure_modes(rep: Report, ev: dict[str, list[Episode]], harnesses: list[st
                             "steps/episode": float(np.mean([e.num_turns for e in he])),
                             "steps (solved)": float(np.mean([e.num_turns for e in he if e.success] or [np.nan])),
                             "format errors/ep": float(np.mean([e.format_errors for e in he])),
-                            **{o: oc.get(o, 0) / len(he) for o in OUTCOMES},
+                            **{o: oc.get(o, 0) / len(he) for o in outcomes},
                             "turn_limit": float(np.mean([e.status == "turn_limit" for e in he]))})
     rep.table(fm_rows, caption="Mean steps and outcome rates per policy and harness", digits=3)
-    rep.figure(_failure_bars(fm_rows), "Outcome rates per policy (all harnesses)", name="failure_modes")
+    rep.figure(_failure_bars(fm_rows, outcomes), "Outcome rates per policy (all harnesses)", name="failure_modes")
 
 
 def _training(rep: Report, results: list[dict[str, Any]], rules: list[str], trained: list[str]) -> None:
@@ -249,6 +273,9 @@ def _training(rep: Report, results: list[dict[str, Any]], rules: list[str], trai
                          "first 5 updates": float(sig[:, :5].mean()), "last 5 updates": float(sig[:, -5:].mean()),
                          "KL at end": float(np.mean([r["metrics"][-1].get("kl", np.nan) for r in runs]))})
     rep.table(sig_rows, caption="Group-signal fraction", digits=3)
+    mixed = mixed_outcomes(results, rules)
+    rep.text(mixed_text(mixed))
+    rep.table(mixed, caption="Advantage groups with mixed outcomes, all updates", digits=3)
     rep.figure(_curves(results, rules, trained), "Training solve rate per harness (mean over seeds, "
                "5-update moving average) and group-signal fraction", name="training")
 
@@ -270,11 +297,11 @@ def _bars(summaries: dict[str, dict[str, Any]], harnesses: list[str], sealed: st
     return fig
 
 
-def _failure_bars(rows: list[dict[str, Any]]):
+def _failure_bars(rows: list[dict[str, Any]], outcomes: tuple[str, ...] = OUTCOMES):
     fig, ax = plt.subplots(figsize=(8, 3.2))
     pols = list(dict.fromkeys(r["policy"] for r in rows))
     bottom = np.zeros(len(pols))
-    for o in OUTCOMES:
+    for o in outcomes:
         vals = np.array([np.mean([r[o] for r in rows if r["policy"] == p]) for p in pols])
         ax.bar(pols, vals, bottom=bottom, label=o)
         bottom += vals
