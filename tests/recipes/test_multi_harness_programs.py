@@ -42,6 +42,7 @@ def program_spec(folder: Path, name: str, wall_s: int) -> str:
     return str(path)
 
 
+@pytest.mark.slow  # 20 min on the shared 2-core machine at load ~15, niced (about 50 program episodes and starts)
 def test_within_and_cross_train_through_programs_and_the_sealed_program_is_refused(tmp_path):
     a, b, c, sealed = (program_spec(tmp_path, n, 120 + i) for i, n in enumerate(("prog-a", "prog-b", "prog-c", "prog-sealed")))
     cfg = recipe.MultiHarnessConfig.model_validate({

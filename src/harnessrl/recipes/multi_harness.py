@@ -113,7 +113,7 @@ def preset(scale: str) -> dict[str, Any]:
 REAL_PROGRAMS: dict[str, Any] = {
     "suite": "code-v1", "sft_harness": "aider-cli", "train_harnesses": ["mini-swe-agent", "aider-cli", "qwen-code-cli-8k"],
     "sealed_harness": "openhands-cli-8k", "train_tasks": 1, "eval_tasks": 1, "max_turns": 4, "oracle_records": True,
-    "ref_samples": 2, "sft_seeds": 1, "sft_epochs": 30, "sft_batch": 4, "sft_lr": 3e-3, "rules": ["within", "cross"],
+    "ref_samples": 2, "sft_seeds": 1, "sft_epochs": 8, "sft_batch": 4, "sft_lr": 3e-3, "rules": ["within", "cross"],
     "seeds": [0], "updates": 1, "group_size": 2, "tasks_per_update": 1, "max_new_tokens": 24, "eval_seeds": 1,
     "workers": 1, "tiny_positions": 16384, "tiny_vocab": 4096}
 

@@ -66,21 +66,25 @@ def ceiling_section(rep: Report, dec: dict[str, Any], label: dict[str, str], sea
 
 
 def mixed_outcomes(results: list[dict[str, Any]], rules: list[str]) -> list[dict[str, Any]]:
-    """Per grouping rule: advantage groups in all updates, how many had mixed outcomes, the share."""
+    """Per grouping rule: advantage groups in all updates, how many had mixed outcomes, the share.
+    An engine that logs only the share per update (TRL: 1 - frac_reward_zero_std) gives the mean share."""
     rows = []
     for rule in rules:
         ms = [m for r in results if r["rule"] == rule for m in r["metrics"]]
-        groups = sum(int(m.get("groups", 0)) for m in ms)
-        mixed = sum(round(m["signal_fraction"] * m.get("groups", 0)) for m in ms)
-        rows.append({"rule": rule, "updates": len(ms), "groups": groups, "mixed outcomes": mixed,
-                     "share mixed": mixed / groups if groups else float("nan")})
+        counted = bool(ms) and all("groups" in m for m in ms)
+        groups = sum(int(m["groups"]) for m in ms) if counted else None
+        mixed = sum(round(m["signal_fraction"] * m["groups"]) for m in ms) if counted else None
+        share = (mixed / groups if groups else float("nan")) if counted else \
+            (sum(m["signal_fraction"] for m in ms) / len(ms) if ms else float("nan"))
+        rows.append({"rule": rule, "updates": len(ms), "groups": groups, "mixed outcomes": mixed, "share mixed": share})
     return rows
 
 
 def mixed_text(rows: list[dict[str, Any]]) -> str:
-    parts = [f"{r['rule']}: {r['mixed outcomes']} of {r['groups']} groups ({r['share mixed']:.1%})" for r in rows]
+    parts = [f"{r['rule']}: {r['mixed outcomes']} of {r['groups']} groups ({r['share mixed']:.1%})" if r["groups"] is not None
+             else f"{r['rule']}: {r['share mixed']:.1%} of groups (mean over updates)" for r in rows]
     text = "Groups with mixed outcomes (not every episode the same reward; only these carry a gradient): " + "; ".join(parts) + "."
-    if rows and all(r["mixed outcomes"] == 0 for r in rows):
+    if rows and all(r["share mixed"] == 0 for r in rows):
         text += (" No group had mixed outcomes: the start model solved every training task either never or always "
                  "through these harnesses, so every advantage was 0 and RL changed nothing; a Within vs Cross "
                  "comparison needs a start model that solves some tasks sometimes (a stronger warm start).")

@@ -136,8 +136,8 @@ def build_report(res: dict[str, Any], command: str) -> Path:
                        f"{sft_info['loss_last']:.3f} in {sft_info['steps']} steps" if sft_info["steps"] else "") + ").")
     else:
         rep.section("SFT warm start", f"{sft_info['demonstrations']} demonstrations ({sft_info['demo_tokens']:,} tokens), "
-                f"loss {sft_info['loss_first']:.3f} -> {sft_info['loss_last']:.3f} in {sft_info['steps']} steps "
-                f"({sft_info['seconds']:.0f} s).")
+                    f"loss {sft_info['loss_first']:.3f} -> {sft_info['loss_last']:.3f} in {sft_info['steps']} steps "
+                    f"({sft_info['seconds']:.0f} s).")
     rep.section("Seal", f"Seal `{seal.name}` ({seal.path}) holds {sealed_h}; its one evaluation is {seal.eval_path}. "
                 + ("Verification: intact." if not problems else "Verification problems: " + "; ".join(problems)))
     if res.get("manifest_sha256"):
