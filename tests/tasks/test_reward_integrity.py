@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harnessrl.tasks.grader import live_processes, parse_report, read_reward_file, read_rewards
+from harnessrl.tasks.grader import live_processes, parse_report
+from harnessrl.tasks.reward_files import read_reward_file, read_rewards
 from harnessrl.tasks.runtime import TaskRuntime
 from harnessrl.tasks.scoring import classify, score_workspace
 

@@ -25,7 +25,7 @@ The steps, and the attack each one closes (docs/security.md has the whole threat
    open — read only by the host, size-capped, exactly one literal, cross-checked against the exit
    status and the plugin's integrity check. stdout is never parsed.
 4. `run_reward_script` (Harbor): test.sh runs the same way; /logs/verifier is a fresh directory
-   of the grader's; the reward file (reward.txt, or reward.json with named rewards) is opened with
+   of the grader's; the reward file (reward.txt, or reward.json with named rewards; reward_files.py) is opened with
    O_NOFOLLOW, must be a regular file of at most 4 KiB of finite numbers in [0, 1]; anything else
    is no reward (test_error).
 """
@@ -35,8 +35,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import errno
-import json
-import math
 import os
 import shutil
 import stat
@@ -48,6 +46,7 @@ from pathlib import Path
 
 from harnessrl.tasks.base import TEST_GROUPS, Task
 from harnessrl.tasks.fileops import MAX_WALK_DEPTH, MAX_WALK_ENTRIES
+from harnessrl.tasks.reward_files import one_reward, read_rewards
 from harnessrl.tasks.sandbox import Bind, Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
 
@@ -56,7 +55,6 @@ PLUGIN_AT = "/grader"
 LOGS_AT = "/logs/verifier"
 PLUGIN_SOURCE = Path(__file__).with_name("grader_plugin.py")
 INIT_SOURCE = Path(__file__).with_name("grader_init.py")
-REWARD_MAX_BYTES = 4096
 REPORT_MAX_BYTES = 16 << 20
 OUTCOME_WORDS = ("passed", "failed", "error", "skipped", "xfail", "xpass")
 _PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
@@ -305,7 +303,7 @@ def run_reward_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: f
     rewards, why, run = run_test_script(task, gws, sandbox, timeout_s)
     if rewards is None:
         return None, why, run
-    return (rewards["reward"] if "reward" in rewards else sum(rewards.values()) / len(rewards)), "", run
+    return one_reward(rewards), "", run
 
 
 def run_test_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, *,
@@ -329,95 +327,6 @@ def run_test_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: flo
     return rewards, why, run
 
 
-def read_reward_file(logs: str | os.PathLike) -> tuple[float | None, str]:
-    """The one reward of Harbor's reward files in `logs`: (reward, "") or (None, why not).
-    read_rewards gives every named reward; this is its "reward" entry, or their mean."""
-    rewards, why = read_rewards(logs)
-    if rewards is None:
-        return None, why
-    return (rewards["reward"] if "reward" in rewards else sum(rewards.values()) / len(rewards)), ""
-
-
-def read_rewards(logs: str | os.PathLike) -> tuple[dict[str, float] | None, str]:
-    """Harbor's verifier output in `logs`: ({name: reward}, "") or (None, why not).
-
-    Harbor's contract: tests/test.sh writes reward.txt (one number, the reward "reward") or
-    reward.json (an object of named rewards, e.g. {"correctness": 1, "performance": 0}).
-    Harbor reads reward.txt first; here both may exist only when they agree on "reward" (a
-    test script that writes both), so code the tests run cannot override the script's verdict
-    by adding the other file. Opened with O_NOFOLLOW relative to the directory (itself opened
-    with O_NOFOLLOW), so a symlink to a host file is refused, never read; only a regular file of
-    at most REWARD_MAX_BYTES counts; every reward must be a finite number in [0, 1]. Missing,
-    a directory, a FIFO, anything else: None, which the caller scores as test_error."""
-    try:
-        dfd = os.open(logs, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as err:
-        return None, f"reward directory unreadable ({err.strerror})"
-    try:
-        found = {}
-        for name in ("reward.txt", "reward.json"):
-            try:
-                os.lstat(name, dir_fd=dfd)
-            except FileNotFoundError:
-                continue
-            found[name] = _read_small(dfd, name)
-    finally:
-        os.close(dfd)
-    if not found:
-        return None, "no reward file"
-    parsed: dict[str, dict[str, float]] = {}
-    for name, (data, why) in found.items():
-        if data is None:
-            return None, f"{name}: {why}"
-        try:
-            parsed[name] = _parse_rewards(name, data)
-        except (ValueError, UnicodeDecodeError, RecursionError) as err:
-            return None, f"{name}: {str(err)[:80]}"
-    if len(parsed) == 2 and parsed["reward.txt"]["reward"] != parsed["reward.json"].get("reward"):
-        return None, "reward.txt and reward.json disagree on the reward"
-    return parsed.get("reward.txt") or parsed["reward.json"], ""
-
-
-def _parse_rewards(name: str, data: bytes) -> dict[str, float]:
-    text = data.decode("utf-8").strip()
-    if name == "reward.txt":
-        try:
-            rewards = {"reward": float(text)}
-        except ValueError:
-            raise ValueError("malformed (not one number)") from None
-    else:
-        try:
-            obj = json.loads(text)
-        except ValueError as err:
-            raise ValueError(f"malformed ({err})") from None
-        if not isinstance(obj, dict) or not obj:
-            raise ValueError("malformed (not an object of named rewards)")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj.values()):
-            raise ValueError("malformed (a reward that is not a number)")
-        rewards = {str(k): float(v) for k, v in obj.items()}
-    for key, value in rewards.items():
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise ValueError(f"reward {key}={value!r} outside [0, 1]")
-    return rewards
-
-
-def _read_small(dfd: int, name: str) -> tuple[bytes | None, str]:
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
-    except OSError as err:
-        return None, "a symlink (refused)" if err.errno == errno.ELOOP else f"cannot open ({err.strerror})"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, "not a regular file"
-        if st.st_size > REWARD_MAX_BYTES:
-            return None, f"larger than {REWARD_MAX_BYTES} bytes"
-        data = os.read(fd, REWARD_MAX_BYTES + 1)
-        return (None, f"larger than {REWARD_MAX_BYTES} bytes") if len(data) > REWARD_MAX_BYTES else (data, "")
-    finally:
-        os.close(fd)
-
-
-__all__ = ["GraderError", "copy_tree", "grader_workspace", "live_processes", "parse_report", "read_reward_file",
-           "read_rewards", "run_pytest", "run_reward_script", "run_test_script",
+__all__ = ["GraderError", "copy_tree", "grader_workspace", "live_processes", "parse_report",
+           "run_pytest", "run_reward_script", "run_test_script",
            "stop_agent"]
