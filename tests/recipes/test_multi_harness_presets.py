@@ -47,3 +47,15 @@ def test_an_unknown_scale_and_a_missing_warm_start_are_refused(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match="neither config.json"):
         start_model(str(tmp_path / "empty"), None, tmp_path)
+
+
+def test_tasks_named_by_id_replace_the_split_and_must_be_disjoint_and_known():
+    cfg = load(None, "suite=code-v2", "train_task_ids=[fix-largest-negative, code-v2/fix-truncate-length]",
+               "eval_task_ids=[fix-is-even]")
+    train, held_out = recipe.tasks_of(cfg)
+    assert [t.id for t in train] == ["code-v2/fix-largest-negative", "code-v2/fix-truncate-length"]
+    assert [t.id for t in held_out] == ["code-v2/fix-is-even"]
+    with pytest.raises(ConfigError, match="both trained on and held out"):
+        recipe.tasks_of(load(None, "suite=code-v2", "train_task_ids=[fix-is-even]", "eval_task_ids=[fix-is-even]"))
+    with pytest.raises(ConfigError, match="train_task_ids.*no-such-task"):
+        recipe.tasks_of(load(None, "suite=code-v2", "train_task_ids=[no-such-task]"))

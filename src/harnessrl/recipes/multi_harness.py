@@ -78,6 +78,10 @@ class MultiHarnessConfig(LMRecipeConfig):
     eval_seeds: int = Field(2, ge=1, description="Greedy episodes per held-out task and harness (different worlds).")
     train_tasks: int | None = Field(None, ge=1, description="Use only the first N training tasks (None: all).")
     eval_tasks: int | None = Field(None, ge=1, description="Evaluate on only the first N held-out tasks (None: all).")
+    train_task_ids: list[str] | None = Field(None, description="Train on exactly these tasks of the suite (ids, with or "
+                                             "without the suite prefix) instead of the split's first `train_tasks`.")
+    eval_task_ids: list[str] | None = Field(None, description="Evaluate on exactly these tasks (disjoint from the "
+                                            "training ones) instead of the split's first `eval_tasks`.")
     max_turns: int | None = Field(None, ge=1, description="Override every harness's turn limit (model calls of a "
                                   "program), in training and evaluation alike; None keeps each harness's own.")
     oracle_records: bool = Field(False, description="Store the oracle's episodes through every trained harness on the "
@@ -124,11 +128,30 @@ REAL_PROGRAMS: dict[str, Any] = {
 
 def tasks_of(cfg: MultiHarnessConfig) -> tuple[list[Any], list[Any]]:
     """(training tasks, held-out tasks): the last `eval_fraction` of the suite is held out; then the
-    first `train_tasks` / `eval_tasks` of each (a small run on slow harnesses such as real programs)."""
+    first `train_tasks` / `eval_tasks` of each (a small run on slow harnesses such as real programs).
+    `train_task_ids` / `eval_task_ids` name the tasks instead, e.g. the ones a warm start solves sometimes,
+    so that groups have mixed outcomes."""
     tasks = load_tasks(cfg.suite)
     cut = int(round(len(tasks) * (1 - cfg.eval_fraction)))
     train, held = split_tasks(tasks, len(tasks) - cut, what=f"eval_fraction={cfg.eval_fraction}")
-    return train[:cfg.train_tasks], held[:cfg.eval_tasks]
+    train, held = train[:cfg.train_tasks], held[:cfg.eval_tasks]
+    by_id = {task_id(t): t for t in tasks}
+
+    def named(field: str, ids: list[str]) -> list[Any]:
+        full = [i if i in by_id else f"{cfg.suite}/{i}" for i in ids]
+        unknown = [i for i, f in zip(ids, full) if f not in by_id]
+        if unknown or not ids:
+            raise ConfigError(f"{field}: {unknown or 'empty list'} not task(s) of suite {cfg.suite!r}; "
+                              f"choose from: {', '.join(sorted(by_id))}")
+        return [by_id[f] for f in dict.fromkeys(full)]
+
+    train = named("train_task_ids", cfg.train_task_ids) if cfg.train_task_ids is not None else train
+    held = named("eval_task_ids", cfg.eval_task_ids) if cfg.eval_task_ids is not None else held
+    both = sorted({task_id(t) for t in train} & {task_id(t) for t in held})
+    if both:
+        raise ConfigError(f"train_task_ids / eval_task_ids: {both} would be both trained on and held out; "
+                          "name disjoint tasks")
+    return train, held
 
 
 def harness(cfg: MultiHarnessConfig, spec: str) -> Harness:
