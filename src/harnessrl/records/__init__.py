@@ -30,7 +30,6 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +39,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from harnessrl.episode import SCHEMA, Episode, from_arrow, to_arrow
+from harnessrl.records.export import episode_to_json, sft_messages
 from harnessrl.records.integrity import ReadVerifier, check_shard, recover, repair, verify_store
 from harnessrl.records.manifest import (
     MANIFEST, SHARD_DIR, WRITERS, CorruptShardError, Manifest, RecordStoreError, ShardInfo, fsync_dir, locked,
@@ -365,29 +365,6 @@ class RecordStore:
                 f.write(json.dumps(episode_to_json(ep), ensure_ascii=False) + "\n")
                 n += 1
         return n
-
-
-def sft_messages(ep: Episode) -> list[dict[str, str]]:
-    """The stored conversation, ending with the policy's last reply (a trailing observation teaches nothing);
-    [] for an episode that stores none (record schema 1) or where the policy never replied."""
-    msgs = [{"role": m["role"], "content": m["content"]} for m in ep.messages]
-    while msgs and msgs[-1]["role"] != "assistant":
-        msgs.pop()
-    return msgs
-
-
-def episode_to_json(ep: Episode) -> dict[str, Any]:
-    d = {k: getattr(ep, k) for k in Episode.__slots__ if k not in ("context", "turns", "final_files")}
-    d["context"] = asdict(ep.context)
-    d["num_turns"] = ep.num_turns
-    d["turns"] = [
-        {
-            k: (v.tolist() if hasattr(v, "tolist") else v)
-            for k, v in ((s, getattr(t, s)) for s in t.__slots__)
-        }
-        for t in ep.turns
-    ]
-    return d
 
 
 class BufferedWriter:
