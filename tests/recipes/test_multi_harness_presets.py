@@ -59,3 +59,9 @@ def test_tasks_named_by_id_replace_the_split_and_must_be_disjoint_and_known():
         recipe.tasks_of(load(None, "suite=code-v2", "train_task_ids=[fix-is-even]", "eval_task_ids=[fix-is-even]"))
     with pytest.raises(ConfigError, match="train_task_ids.*no-such-task"):
         recipe.tasks_of(load(None, "suite=code-v2", "train_task_ids=[no-such-task]"))
+
+
+def test_a_lone_training_job_gets_every_core_and_parallel_jobs_share_them():
+    assert recipe.job_threads(1, 2) == 2 and recipe.job_threads(1, 16) == 16
+    assert recipe.job_threads(2, 2) == 1 and recipe.job_threads(4, 16) == 4
+    assert recipe.job_threads(3, 2) == 1 and recipe.job_threads(1, None) == 1

@@ -29,6 +29,7 @@ Jobs are resumable: each run has its own checkpoint folder; finished pieces are 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -232,11 +233,19 @@ def rl_config(cfg: MultiHarnessConfig, out: Path, sft_model: str, rule: str, see
         manifest=str(out / MANIFEST), report_to=cfg.report_to)
 
 
+def job_threads(workers: int, cpus: int | None) -> int:
+    """CPU threads for one training job: the cores shared among the jobs that run at once. One job alone
+    (workers 1, e.g. real programs with SmolLM2) gets every core: its update runs forward and backward
+    passes over rows of thousands of tokens, large enough to split (a 4k-token SmolLM2 forward: 11 s on
+    2 threads, about twice that on one). Decoding keeps its own single thread (policies/generation.py)."""
+    return max(1, (cpus or 1) // max(1, workers))
+
+
 def run_job(cfg_json: str, out: str, sft_model: str, rule: str, seed: int, queue: Any = None) -> dict[str, Any]:
     """Train one (rule, seed) run to the end (resuming its checkpoint) and evaluate its final policy."""
-    if not torch.cuda.is_available():
-        torch.set_num_threads(1)
     cfg, out_p = MultiHarnessConfig.model_validate_json(cfg_json), Path(out)
+    if not torch.cuda.is_available():
+        torch.set_num_threads(job_threads(cfg.workers, os.cpu_count()))
     train, held_out = tasks_of(cfg)
     tcfg = rl_config(cfg, out_p, sft_model, rule, seed, train)
     key = f"{rule}-s{seed}"
