@@ -158,7 +158,8 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
     `options`: mini-swe-agent `step_limit`, `command_timeout_s`; aider-cli `files` (paths under
     /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`;
     qwen-code-cli `max_turns`, `managed_memory`, `core_tools`, `exclude_tools`, `system_prompt`,
-    `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings)."""
+    `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings);
+    opencode-cli `context_window`, `max_output_tokens`, `config` (merged into its opencode.json)."""
     prog = installed(name)
     build = _BUILDERS.get(program(name).name)
     if build is None:
@@ -288,6 +289,32 @@ def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_ke
     return argv, env, {"conversations": f"{STATE}/openhands/conversations"}
 
 
+def _opencode(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+              context_window: int = 32768, max_output_tokens: int = 4096,
+              config: Mapping | None = None) -> tuple[list[str], dict, dict]:
+    # one provider, "harnessrl", through the openai-compatible client it bundles (Chat Completions);
+    # `config` (a mapping) is merged over this one. Its project config (/app/opencode.json and
+    # .opencode/) is switched off: the task's files do not configure the program
+    provider = {"npm": "@ai-sdk/openai-compatible", "name": "harnessrl",
+                "options": {"baseURL": base_url, "apiKey": api_key},
+                "models": {model: {"name": model, "tool_call": True,
+                                   "limit": {"context": context_window, "output": max_output_tokens}}}}
+    base = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+            "model": f"harnessrl/{model}", "small_model": f"harnessrl/{model}", "provider": {"harnessrl": provider},
+            "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"}}
+    conf = _write(state, "opencode.json", json.dumps(_merged(base, config or {}), indent=1))
+    task_file = _write(state, "task.md", task)
+    # the task on stdin, verbatim (as a prompt argument it would be quoted: an argument with a
+    # space is wrapped in "..."); --title: a titled session makes no title-generation call
+    argv = ["/bin/sh", "-c", f'exec "$0" "$@" < {task_file}', str(prog.executable), "run", "--title", "episode",
+            "--auto", "--model", f"harnessrl/{model}"]
+    env = {"OPENCODE_CONFIG": conf, "OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+           "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+           "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1"}
+    return argv, env, {"data": f"{STATE}/data/opencode"}
+
+
 def _merged(base: Mapping, over: Mapping) -> dict:
     """`over` merged into `base`, mappings key by key (neither is changed)."""
     out = dict(base)
@@ -301,6 +328,7 @@ def _owner(path: Path) -> tuple[int, int]:
     return st.st_uid, st.st_gid
 
 
-_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands}
+_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands,
+             "opencode-cli": _opencode}
 
 __all__ = ["LaunchSpec", "STATE", "WHOLE_ADDRESS_SPACE_MB", "launch_spec", "program_limits"]

@@ -62,6 +62,14 @@ PROGRAMS: dict[str, ProgramSpec] = {
         name="openhands-cli", package="openhands", version="1.16.0", kind="pip", entry="openhands",
         protocol="tools", python="3.12",
         description="OpenHands CLI, headless (--headless -t TASK), CodeAct agent, OpenAI tool calls"),
+    # a self-contained executable (Bun, no Node needed to run it) per platform in an optional
+    # dependency; the package's postinstall hard-links the one for this CPU (AVX2 or "baseline")
+    # over its placeholder bin/opencode.exe, so two machines' installs may hash differently
+    "opencode-cli": ProgramSpec(
+        name="opencode-cli", package="opencode-ai", version="1.18.33", kind="npm", entry="opencode",
+        protocol="tools", node="20",
+        description="opencode, non-interactive (`opencode run`, the task on stdin), an openai-compatible "
+                    "provider, OpenAI tool calls"),
 }
 
 
