@@ -1,8 +1,8 @@
 """The real programs start inside the episode sandbox and talk to a model endpoint.
 
 Each test installs its program if needed (`harnessrl agents install`: measured on the 2-core
-development machine, 77 s for mini-swe-agent, 76 s for aider-chat, 13 s for qwen-code, 11 min
-for OpenHands under heavy load; `make test` installs all four beforehand, `make agents`), starts
+development machine, 77 s for mini-swe-agent, 76 s for aider-chat, 13 s for qwen-code, 9 s for opencode, 11 min
+for OpenHands under heavy load; `make test` installs all five beforehand, `make agents`), starts
 it with `launch_spec` in a bubblewrap
 sandbox as the workspace uid, inside the episode's loopback-only network namespace, with a
 throwaway responder (responder.py) listening there, and checks what it sent and how it ended.
@@ -260,3 +260,27 @@ def test_through_the_program_only_its_own_endpoint_is_reachable(episode):
         host.close()
         other.close()
         other_net.close()
+
+
+def test_opencode_writes_a_file_through_a_tool_call_and_ignores_the_tasks_config(episode):
+    ws, net = episode
+    # a project config in /app that, if read, would point the program elsewhere (it is read
+    # after the launch's own file and wins, unless project config is off)
+    ws.write_text("opencode.json", json.dumps({"provider": {"harnessrl": {"options": {"baseURL": "http://127.0.0.1:1/v1"}}}}))
+    write = {"name": "write", "arguments": {"filePath": "/app/hello.txt", "content": "hi\n"}}
+    _, spec, code, output, posts = run_program("opencode-cli", ws, net, [write, "Done: /app/hello.txt written."],
+                                               max_output_tokens=1024)
+    assert code == 0, output[-3000:]
+    assert ws.read_text("hello.txt") == "hi\n"
+    assert os.stat(ws.root / "hello.txt").st_uid == ws.uid
+    # two main-line calls and no title call (the session is titled); Chat Completions, streamed
+    assert [p["path"] for p in posts] == ["/v1/chat/completions"] * 2, [p["body"]["messages"][0] for p in posts]
+    first = posts[0]["body"]
+    assert first["model"] == "test-model" and first["stream"] is True and first["max_tokens"] == 1024
+    assert {"bash", "edit", "read", "write"} <= {t["function"]["name"] for t in first["tools"]}
+    assert posts[0]["headers"]["authorization"] == "Bearer sk-episode-key"
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert first["messages"][1]["content"] == "Make the tests pass."  # verbatim: not quoted as an argument is
+    second = posts[1]["body"]["messages"]  # the tool result goes back as a `tool` message with the call's id
+    assert [m["role"] for m in second[-2:]] == ["assistant", "tool"] and second[-1]["tool_call_id"] == "call_1"
+    assert sorted(ws.listdir("")) == ["hello.txt", "opencode.json"]  # its state stays in /agent
