@@ -73,3 +73,25 @@ def test_the_opencode_launch_configures_one_provider_and_gives_the_task_on_stdin
     assert config["model"] == config["small_model"] == "harnessrl/m" and config["autoupdate"] is False
     # `config` is merged key by key: the launch's other permissions stay
     assert config["permission"] == {"edit": "allow", "bash": "allow", "webfetch": "allow"}
+
+
+def test_the_codex_launch_points_it_at_the_responses_wire_with_its_sandbox_off(agents_dir):  # noqa: F811
+    fake_install("codex-cli")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(Limits(), unsafe=True, bwrap="/nonexistent")
+    with Workspace.create(None, quota_mb=16) as ws:
+        spec = launch_spec("codex-cli", ws, sandbox, task="-starts like a flag", base_url="http://127.0.0.1:9/v1",
+                           api_key="sk-e", model="m", config={"model_context_window": 8192})
+        given = (spec.state_dir / "task.md").read_text()
+        home = (spec.state_dir / "codex").is_dir()
+    argv = list(spec.argv)
+    assert given == "-starts like a flag" and argv[-1] == "-" and argv[2] == 'exec "$0" "$@" < /agent/task.md'
+    assert argv[4:8] == ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd"]
+    overrides = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "-c" and i > 3)
+    assert overrides["model_providers.harnessrl.wire_api"] == '"responses"'
+    assert overrides["model_providers.harnessrl.base_url"] == '"http://127.0.0.1:9/v1"'
+    assert overrides["model_provider"] == '"harnessrl"' and overrides["model_context_window"] == "8192"
+    # the key reaches it through the environment variable its provider names, not the command line
+    assert overrides["model_providers.harnessrl.env_key"] == '"HARNESSRL_API_KEY"' and "sk-e" not in " ".join(argv)
+    assert spec.env["HARNESSRL_API_KEY"] == "sk-e" and spec.env["CODEX_HOME"] == "/agent/codex" and home

@@ -159,7 +159,8 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
     /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`;
     qwen-code-cli `max_turns`, `managed_memory`, `core_tools`, `exclude_tools`, `system_prompt`,
     `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings);
-    opencode-cli `context_window`, `max_output_tokens`, `config` (merged into its opencode.json)."""
+    opencode-cli `context_window`, `max_output_tokens`, `config` (merged into its opencode.json);
+    codex-cli `config` (more `-c key=value` overrides)."""
     prog = installed(name)
     build = _BUILDERS.get(program(name).name)
     if build is None:
@@ -315,6 +316,28 @@ def _opencode(prog: Installed, state: Path, *, task: str, base_url: str, api_key
     return argv, env, {"data": f"{STATE}/data/opencode"}
 
 
+def _codex(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+           config: Mapping | None = None) -> tuple[list[str], dict, dict]:
+    # one provider on the Responses wire (the only one it speaks), its key from the environment;
+    # its own command sandbox off (the episode's sandbox is the boundary; inside bubblewrap its
+    # seccomp/landlock one would only get in the way), approvals never asked. `config`: more
+    # `-c key=value` overrides (values as TOML)
+    overrides = {"model_provider": "harnessrl", "model_providers.harnessrl.name": "harnessrl",
+                 "model_providers.harnessrl.base_url": base_url, "model_providers.harnessrl.env_key": "HARNESSRL_API_KEY",
+                 "model_providers.harnessrl.wire_api": "responses", "check_for_update_on_startup": False,
+                 **dict(config or {})}
+    flags = [x for k, v in overrides.items() for x in ("-c", f"{k}={json.dumps(v)}")]
+    task_file = _write(state, "task.md", task)
+    home = state / "codex"
+    home.mkdir(exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(home, *_owner(state))
+    # the task on stdin (`-`), verbatim
+    argv = ["/bin/sh", "-c", f'exec "$0" "$@" < {task_file}', str(prog.executable), "exec", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", "--cd", APP, "--model", model, *flags, "-"]
+    return argv, {"CODEX_HOME": f"{STATE}/codex", "HARNESSRL_API_KEY": api_key}, {"sessions": f"{STATE}/codex/sessions"}
+
+
 def _merged(base: Mapping, over: Mapping) -> dict:
     """`over` merged into `base`, mappings key by key (neither is changed)."""
     out = dict(base)
@@ -329,6 +352,6 @@ def _owner(path: Path) -> tuple[int, int]:
 
 
 _BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands,
-             "opencode-cli": _opencode}
+             "opencode-cli": _opencode, "codex-cli": _codex}
 
 __all__ = ["LaunchSpec", "STATE", "WHOLE_ADDRESS_SPACE_MB", "launch_spec", "program_limits"]

@@ -70,6 +70,13 @@ PROGRAMS: dict[str, ProgramSpec] = {
         protocol="tools", node="20",
         description="opencode, non-interactive (`opencode run`, the task on stdin), an openai-compatible "
                     "provider, OpenAI tool calls"),
+    # speaks only the Responses API (`wire_api = "chat"` is refused since its chat support was
+    # removed): the gateway serves /v1/responses by translation. Node only launches its native binary
+    "codex-cli": ProgramSpec(
+        name="codex-cli", package="@openai/codex", version="0.171.0", kind="npm", entry="codex",
+        protocol="tools", node="20",
+        description="Codex CLI, non-interactive (`codex exec -`, the task on stdin, its own sandbox off), "
+                    "Responses API, function calls"),
 }
 
 
