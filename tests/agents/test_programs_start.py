@@ -284,3 +284,47 @@ def test_opencode_writes_a_file_through_a_tool_call_and_ignores_the_tasks_config
     second = posts[1]["body"]["messages"]  # the tool result goes back as a `tool` message with the call's id
     assert [m["role"] for m in second[-2:]] == ["assistant", "tool"] and second[-1]["tool_call_id"] == "call_1"
     assert sorted(ws.listdir("")) == ["hello.txt", "opencode.json"]  # its state stays in /agent
+
+
+def test_codex_runs_a_command_through_the_gateways_responses_wire(episode):
+    """Codex speaks only the Responses API: the real gateway serves it (by translation), and the
+    program's second call carries the first call's id and arguments back unchanged."""
+    import threading
+
+    from harnessrl.gateway import Gateway, Reply
+
+    ws, net = episode
+    prog = ready("codex-cli")
+    sandbox = Sandbox(Limits(timeout_s=300, cpu_s=300), ro_paths=prog.ro_paths)
+    gw = Gateway(api_key="sk-episode-key", model="test-model", sock=net.listen(), max_calls=5).start()
+    run = {"id": "call_x1", "type": "function", "function": {"name": "exec_command", "arguments": json.dumps(
+        {"cmd": "id -u > uid.txt; echo hi > hello.txt", "workdir": "/app", "yield_time_ms": 30000})}}
+    replies, calls = [Reply(tool_calls=[run], finish_reason="tool_calls"), Reply(content="Done.")], []
+
+    def answer() -> None:
+        while replies:
+            call = gw.next_call(timeout=240)
+            if call is None:
+                return
+            calls.append(call)
+            gw.answer(call, replies.pop(0))
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        spec = launch_spec("codex-cli", ws, sandbox, task="Say hi.", api_key="sk-episode-key", model="test-model",
+                           base_url=gw.base_url)
+        proc = sandbox.spawn(list(spec.argv), ws, env=spec.env, binds=spec.binds, cwd=spec.cwd, limits=spec.limits,
+                             network=net, stdin=False, lifetime_s=270)
+        code = proc.close(grace_s=240)
+        output = proc.read()
+    finally:
+        gw.close()
+    assert code == 0 and len(calls) == 2, (output[-3000:], gw.refusals)
+    assert ws.read_text("hello.txt") == "hi\n" and ws.read_text("uid.txt").strip() == str(ws.uid)
+    assert [c.wire for c in calls] == ["responses", "responses"] and calls[0].request["stream"] is True
+    first = calls[0].request
+    assert "exec_command" in [t["function"]["name"] for t in first["tools"]]
+    assert first["messages"][-1]["role"] == "user" and first["messages"][-1]["content"].rstrip("\n") == "Say hi."
+    back = calls[1].request["messages"]  # its call and the command's output, as chat messages
+    assert back[-2]["tool_calls"] == [run] and back[-1]["role"] == "tool" and back[-1]["tool_call_id"] == "call_x1"
+    assert sorted(ws.listdir("")) == ["hello.txt", "uid.txt"]  # its state stays in /agent
