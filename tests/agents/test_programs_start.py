@@ -1,8 +1,8 @@
 """The real programs start inside the episode sandbox and talk to a model endpoint.
 
 Each test installs its program if needed (`harnessrl agents install`: measured on the 2-core
-development machine, 77 s for mini-swe-agent, 76 s for aider-chat, 13 s for qwen-code, 9 s for opencode, 11 min
-for OpenHands under heavy load; `make test` installs all five beforehand, `make agents`), starts
+development machine, 77 s for mini-swe-agent, 76 s for aider-chat, 13 s for qwen-code, 9 s each for opencode and codex, 11 min
+for OpenHands under heavy load; `make test` installs them all beforehand, `make agents`), starts
 it with `launch_spec` in a bubblewrap
 sandbox as the workspace uid, inside the episode's loopback-only network namespace, with a
 throwaway responder (responder.py) listening there, and checks what it sent and how it ended.

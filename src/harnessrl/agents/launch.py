@@ -33,7 +33,7 @@ endpoint sees nothing; 64 GiB and the lifted limit -> it works. The Python progr
 
 What the programs send and how they end. Read from their source at these versions, then
 MEASURED with the canned responder (tests/agents/test_programs_start.py; the error table by
-answering every call with one status, `x-should-retry` absent unless said). All four use the
+answering every call with one status, `x-should-retry` absent unless said). The first four use the
 OpenAI SDK underneath (Python: through litellm), which retries 408/409/429/5xx and connection
 errors twice by itself (0.5-1 s apart) unless the response carries `x-should-retry: false`, and
 sends `x-stainless-retry-count`. A refusal that ends the episode at once, after ONE request, in
@@ -97,11 +97,24 @@ OpenHands CLI 1.16.0 (Python 3.12; `openhands --headless --file F --always-appro
   - Errors (litellm; its own tenacity: 5 retries, 8-64 s waits, on connection errors, 429, 500,
     503, timeouts and empty replies). Measured: 400, 401, 404, and 500 with `x-should-retry:
     false` -> 1 request, and exit 0 (it prints the error and ends the conversation).
+opencode 1.18.33 (`opencode run --title episode --auto`, the task on stdin; its own Bun executable)
+  - `POST {base}/chat/completions` through the AI SDK's openai-compatible client, streamed, body
+    `{"model", "max_tokens" (the model's configured output limit), "messages", "tools" (bash,
+    edit, glob, grep, read, skill, task, todowrite, write), "tool_choice": "auto", "stream",
+    "stream_options"}`. A prompt ARGUMENT is changed (each argument with a space is wrapped in
+    quotes), stdin is not; an untitled session makes a title-generation call first.
+  - Ends when a reply has no tool call: exit 0.
+Codex CLI 0.171.0 (`codex exec ... -`, the task on stdin; Node launches its Rust binary)
+  - `POST {base}/responses` ONLY (`wire_api = "chat"` is a config error at this version), streamed;
+    the gateway serves it by translation (gateway/responses_wire.py). Function tools
+    exec_command, write_stdin, request_user_input, view_image and three goal tools.
+  - Ends when a reply has no function call: exit 0. A 404 is retried 5 times, then exit 1.
 Telemetry and update checks are off by construction: aider `--analytics-disable
 --no-check-update --no-show-release-notes --no-detect-urls` and a local model-metadata file (else
 it downloads litellm's price list); litellm `LITELLM_LOCAL_MODEL_COST_MAP=True`; mini
 `MSWEA_CONFIGURED` (no first-run prompt) and cost tracking off for an unpriced model; Qwen Code
-`~/.qwen/settings.json` with usage statistics, telemetry and auto-update off. In the episode's
+`~/.qwen/settings.json` with usage statistics, telemetry and auto-update off; opencode's
+OPENCODE_DISABLE_* variables; Codex `check_for_update_on_startup = false`. In the episode's
 network namespace nothing but the gateway is reachable anyway.
 """
 
