@@ -40,7 +40,7 @@ def test_a_responses_request_reaches_the_session_in_chat_form_and_the_answer_par
         {"type": "function_call_output", "call_id": "call_2", "output": "uid=1"},
     ]
     out = client(gw).responses.create(model="tiny", instructions="You are Codex.", input=history, tools=TOOLS,
-                                      max_output_tokens=99, store=False, parallel_tool_calls=True)
+                                      max_output_tokens=99, store=False, parallel_tool_calls=True, tool_choice="auto")
     chat = r.requests[0]
     assert [m["role"] for m in chat["messages"]] == ["system", "developer", "user", "assistant", "tool", "tool"]
     assert chat["messages"][0]["content"] == "You are Codex."
@@ -87,3 +87,13 @@ def test_malformed_responses_requests_are_400_naming_the_field(gw, body, field):
     r = httpx.post(gw.base_url + "/responses", json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=10)
     assert r.status_code == 400 and field in json.loads(r.text)["error"]["message"]
     assert gw.n_calls == 0
+
+
+def test_a_named_tool_choice_and_a_plain_string_input_translate():
+    from harnessrl.gateway.responses_wire import to_chat
+
+    chat = to_chat({"model": "tiny", "input": "hi", "tools": TOOLS, "temperature": 0.5,
+                    "tool_choice": {"type": "function", "name": "exec_command"}})
+    assert chat["messages"] == [{"role": "user", "content": "hi"}] and chat["temperature"] == 0.5
+    assert chat["tool_choice"] == {"type": "function", "function": {"name": "exec_command"}}
+    assert "max_tokens" not in chat and "stream" not in chat

@@ -121,8 +121,6 @@ def to_chat(body: Any) -> dict[str, Any]:
                        ("stream", body.get("stream"))):
         if value is not None:
             chat[key] = value
-    if fn_tools and body.get("tool_choice") is None:
-        chat["tool_choice"] = "auto"
     return check_request(chat)
 
 
