@@ -108,7 +108,8 @@ Codex CLI 0.171.0 (`codex exec ... -`, the task on stdin; Node launches its Rust
   - `POST {base}/responses` ONLY (`wire_api = "chat"` is a config error at this version), streamed;
     the gateway serves it by translation (gateway/responses_wire.py). Function tools
     exec_command, write_stdin, request_user_input, view_image and three goal tools.
-  - Ends when a reply has no function call: exit 0. A 404 is retried 5 times, then exit 1.
+  - Ends when a reply has no function call: exit 0. A reply cut at its length (status
+    `incomplete`, as the API sends it) ends it too: exit 1. A 404 is retried 5 times, then exit 1.
 Telemetry and update checks are off by construction: aider `--analytics-disable
 --no-check-update --no-show-release-notes --no-detect-urls` and a local model-metadata file (else
 it downloads litellm's price list); litellm `LITELLM_LOCAL_MODEL_COST_MAP=True`; mini

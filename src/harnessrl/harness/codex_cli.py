@@ -7,7 +7,9 @@ tools (exec_command, write_stdin, request_user_input, view_image, the goal tools
 `POST /v1/responses`, which the gateway serves by translation (gateway/responses_wire.py), so
 the session and the policy see the same chat form as for every other program. It runs each
 exec_command itself (`bash -lc CMD` in /app) and ends at the first reply with no function
-call (program.py runs it, agents/launch.py starts it).
+call, or with exit 1 at a reply cut at its length (the gateway answers it `incomplete`, as the
+API does; measured with SmolLM2 at 48 tokens a call). program.py runs it, agents/launch.py
+starts it.
 
 Codex has no file-writing tool at this version with an unknown model (no apply_patch tool is
 offered), so the scripted policies' intents are shell commands, one call per reply:
