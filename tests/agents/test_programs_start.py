@@ -286,20 +286,16 @@ def test_opencode_writes_a_file_through_a_tool_call_and_ignores_the_tasks_config
     assert sorted(ws.listdir("")) == ["hello.txt", "opencode.json"]  # its state stays in /agent
 
 
-def test_codex_runs_a_command_through_the_gateways_responses_wire(episode):
-    """Codex speaks only the Responses API: the real gateway serves it (by translation), and the
-    program's second call carries the first call's id and arguments back unchanged."""
+def run_codex(ws, net, replies: list) -> tuple[int, str, list]:
+    """Codex against the real gateway (it speaks only the Responses API), `replies` answering its calls in order."""
     import threading
 
-    from harnessrl.gateway import Gateway, Reply
+    from harnessrl.gateway import Gateway
 
-    ws, net = episode
     prog = ready("codex-cli")
     sandbox = Sandbox(Limits(timeout_s=300, cpu_s=300), ro_paths=prog.ro_paths)
     gw = Gateway(api_key="sk-episode-key", model="test-model", sock=net.listen(), max_calls=5).start()
-    run = {"id": "call_x1", "type": "function", "function": {"name": "exec_command", "arguments": json.dumps(
-        {"cmd": "id -u > uid.txt; echo hi > hello.txt", "workdir": "/app", "yield_time_ms": 30000})}}
-    replies, calls = [Reply(tool_calls=[run], finish_reason="tool_calls"), Reply(content="Done.")], []
+    replies, calls = list(replies), []
 
     def answer() -> None:
         while replies:
@@ -319,7 +315,19 @@ def test_codex_runs_a_command_through_the_gateways_responses_wire(episode):
         output = proc.read()
     finally:
         gw.close()
-    assert code == 0 and len(calls) == 2, (output[-3000:], gw.refusals)
+    assert not gw.refusals, gw.refusals
+    return code, output, calls
+
+
+def test_codex_runs_a_command_through_the_gateways_responses_wire(episode):
+    """The program's second call carries the first call's id and arguments back unchanged."""
+    from harnessrl.gateway import Reply
+
+    ws, net = episode
+    run = {"id": "call_x1", "type": "function", "function": {"name": "exec_command", "arguments": json.dumps(
+        {"cmd": "id -u > uid.txt; echo hi > hello.txt", "workdir": "/app", "yield_time_ms": 30000})}}
+    code, output, calls = run_codex(ws, net, [Reply(tool_calls=[run], finish_reason="tool_calls"), Reply(content="Done.")])
+    assert code == 0 and len(calls) == 2, output[-3000:]
     assert ws.read_text("hello.txt") == "hi\n" and ws.read_text("uid.txt").strip() == str(ws.uid)
     assert [c.wire for c in calls] == ["responses", "responses"] and calls[0].request["stream"] is True
     first = calls[0].request
@@ -328,3 +336,13 @@ def test_codex_runs_a_command_through_the_gateways_responses_wire(episode):
     back = calls[1].request["messages"]  # its call and the command's output, as chat messages
     assert back[-2]["tool_calls"] == [run] and back[-1]["role"] == "tool" and back[-1]["tool_call_id"] == "call_x1"
     assert sorted(ws.listdir("")) == ["hello.txt", "uid.txt"]  # its state stays in /agent
+
+
+def test_codex_stops_at_a_reply_cut_at_its_length(episode):
+    """A reply the policy's token cap cut goes back `incomplete`, as the API sends it: Codex ends its run."""
+    from harnessrl.gateway import Reply
+
+    ws, net = episode
+    code, output, calls = run_codex(ws, net, [Reply(content="Half an ans", finish_reason="length"), Reply(content="x")])
+    assert code == 1 and len(calls) == 1, output[-3000:]
+    assert "Incomplete response returned, reason: max_output_tokens" in output
