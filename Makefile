@@ -41,9 +41,9 @@ $(MW_STAMP): pyproject.toml constraints.txt constraints-metaworld.txt scripts/se
 metaworld: $(MW_STAMP)
 
 # The real agent programs the tests start (pinned, from PyPI / npm, once: about 1 min each for
-# mini-swe-agent and aider-chat, seconds for qwen-code, several minutes for OpenHands; after that
+# mini-swe-agent and aider-chat, seconds for qwen-code, opencode and codex, several minutes for OpenHands; after that
 # each line only re-hashes the installed files). Root only: they run in per-episode namespaces.
-AGENTS := mini-swe-agent aider-cli qwen-code-cli openhands-cli
+AGENTS := mini-swe-agent aider-cli qwen-code-cli openhands-cli opencode-cli codex-cli
 agents: setup
 	if [ "$$(id -u)" = 0 ]; then for a in $(AGENTS); do nice -n 10 $(BIN)/harnessrl agents install $$a || exit 1; done; fi
 

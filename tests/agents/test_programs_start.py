@@ -1,8 +1,8 @@
 """The real programs start inside the episode sandbox and talk to a model endpoint.
 
 Each test installs its program if needed (`harnessrl agents install`: measured on the 2-core
-development machine, 77 s for mini-swe-agent, 76 s for aider-chat, 13 s for qwen-code, 11 min
-for OpenHands under heavy load; `make test` installs all four beforehand, `make agents`), starts
+development machine, 77 s for mini-swe-agent, 76 s for aider-chat, 13 s for qwen-code, 9 s each for opencode and codex, 11 min
+for OpenHands under heavy load; `make test` installs them all beforehand, `make agents`), starts
 it with `launch_spec` in a bubblewrap
 sandbox as the workspace uid, inside the episode's loopback-only network namespace, with a
 throwaway responder (responder.py) listening there, and checks what it sent and how it ended.
@@ -260,3 +260,89 @@ def test_through_the_program_only_its_own_endpoint_is_reachable(episode):
         host.close()
         other.close()
         other_net.close()
+
+
+def test_opencode_writes_a_file_through_a_tool_call_and_ignores_the_tasks_config(episode):
+    ws, net = episode
+    # a project config in /app that, if read, would point the program elsewhere (it is read
+    # after the launch's own file and wins, unless project config is off)
+    ws.write_text("opencode.json", json.dumps({"provider": {"harnessrl": {"options": {"baseURL": "http://127.0.0.1:1/v1"}}}}))
+    write = {"name": "write", "arguments": {"filePath": "/app/hello.txt", "content": "hi\n"}}
+    _, spec, code, output, posts = run_program("opencode-cli", ws, net, [write, "Done: /app/hello.txt written."],
+                                               max_output_tokens=1024)
+    assert code == 0, output[-3000:]
+    assert ws.read_text("hello.txt") == "hi\n"
+    assert os.stat(ws.root / "hello.txt").st_uid == ws.uid
+    # two main-line calls and no title call (the session is titled); Chat Completions, streamed
+    assert [p["path"] for p in posts] == ["/v1/chat/completions"] * 2, [p["body"]["messages"][0] for p in posts]
+    first = posts[0]["body"]
+    assert first["model"] == "test-model" and first["stream"] is True and first["max_tokens"] == 1024
+    assert {"bash", "edit", "read", "write"} <= {t["function"]["name"] for t in first["tools"]}
+    assert posts[0]["headers"]["authorization"] == "Bearer sk-episode-key"
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert first["messages"][1]["content"] == "Make the tests pass."  # verbatim: not quoted as an argument is
+    second = posts[1]["body"]["messages"]  # the tool result goes back as a `tool` message with the call's id
+    assert [m["role"] for m in second[-2:]] == ["assistant", "tool"] and second[-1]["tool_call_id"] == "call_1"
+    assert sorted(ws.listdir("")) == ["hello.txt", "opencode.json"]  # its state stays in /agent
+
+
+def run_codex(ws, net, replies: list) -> tuple[int, str, list]:
+    """Codex against the real gateway (it speaks only the Responses API), `replies` answering its calls in order."""
+    import threading
+
+    from harnessrl.gateway import Gateway
+
+    prog = ready("codex-cli")
+    sandbox = Sandbox(Limits(timeout_s=300, cpu_s=300), ro_paths=prog.ro_paths)
+    gw = Gateway(api_key="sk-episode-key", model="test-model", sock=net.listen(), max_calls=5).start()
+    replies, calls = list(replies), []
+
+    def answer() -> None:
+        while replies:
+            call = gw.next_call(timeout=240)
+            if call is None:
+                return
+            calls.append(call)
+            gw.answer(call, replies.pop(0))
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        spec = launch_spec("codex-cli", ws, sandbox, task="Say hi.", api_key="sk-episode-key", model="test-model",
+                           base_url=gw.base_url)
+        proc = sandbox.spawn(list(spec.argv), ws, env=spec.env, binds=spec.binds, cwd=spec.cwd, limits=spec.limits,
+                             network=net, stdin=False, lifetime_s=270)
+        code = proc.close(grace_s=240)
+        output = proc.read()
+    finally:
+        gw.close()
+    assert not gw.refusals, gw.refusals
+    return code, output, calls
+
+
+def test_codex_runs_a_command_through_the_gateways_responses_wire(episode):
+    """The program's second call carries the first call's id and arguments back unchanged."""
+    from harnessrl.gateway import Reply
+
+    ws, net = episode
+    run = {"id": "call_x1", "type": "function", "function": {"name": "exec_command", "arguments": json.dumps(
+        {"cmd": "id -u > uid.txt; echo hi > hello.txt", "workdir": "/app", "yield_time_ms": 30000})}}
+    code, output, calls = run_codex(ws, net, [Reply(tool_calls=[run], finish_reason="tool_calls"), Reply(content="Done.")])
+    assert code == 0 and len(calls) == 2, output[-3000:]
+    assert ws.read_text("hello.txt") == "hi\n" and ws.read_text("uid.txt").strip() == str(ws.uid)
+    assert [c.wire for c in calls] == ["responses", "responses"] and calls[0].request["stream"] is True
+    first = calls[0].request
+    assert "exec_command" in [t["function"]["name"] for t in first["tools"]]
+    assert first["messages"][-1]["role"] == "user" and first["messages"][-1]["content"].rstrip("\n") == "Say hi."
+    back = calls[1].request["messages"]  # its call and the command's output, as chat messages
+    assert back[-2]["tool_calls"] == [run] and back[-1]["role"] == "tool" and back[-1]["tool_call_id"] == "call_x1"
+    assert sorted(ws.listdir("")) == ["hello.txt", "uid.txt"]  # its state stays in /agent
+
+
+def test_codex_stops_at_a_reply_cut_at_its_length(episode):
+    """A reply the policy's token cap cut goes back `incomplete`, as the API sends it: Codex ends its run."""
+    from harnessrl.gateway import Reply
+
+    ws, net = episode
+    code, output, calls = run_codex(ws, net, [Reply(content="Half an ans", finish_reason="length"), Reply(content="x")])
+    assert code == 1 and len(calls) == 1, output[-3000:]
+    assert "Incomplete response returned, reason: max_output_tokens" in output

@@ -1,4 +1,4 @@
-"""The scripted replies for the tool-call programs (Qwen Code, OpenHands) in each program's own
+"""The scripted replies for the tool-call programs (Qwen Code, OpenHands, opencode, Codex) in each program's own
 tools, including the steps each program's rules add: Qwen Code edits only files it has read
 (since they last changed), OpenHands' editor creates only new files in existing folders. The
 programs themselves run these in tests/harness/test_conformance.py (slow)."""
@@ -63,7 +63,44 @@ def test_openhands_writes_through_its_editor_and_finishes_with_finish(session):
         "name": "finish", "arguments": {"message": "Done."}}
 
 
-@pytest.mark.parametrize("name", ["qwen-code-cli", "qwen-code-cli-8k", "openhands-cli"])
+def test_opencode_calls_its_own_tools_without_a_read_first(session):
+    h = make_harness("opencode-cli")
+    text, used = h.render_turn([Intent("replace", path="a.py", old="x = 1", new="x = 2")], session)
+    assert used == 1 and call(text) == {"name": "edit", "arguments": {
+        "filePath": "/app/a.py", "oldString": "x = 1", "newString": "x = 2"}}  # it edits unread files
+    assert call(h.render_turn([Intent("write", path="pkg/new.py", content="y\n")], session)[0]) == {
+        "name": "write", "arguments": {"filePath": "/app/pkg/new.py", "content": "y\n"}}
+    run = call(h.render_turn([Intent("run", command="echo 'hi' > a.py")], session)[0])
+    assert run["name"] == "bash" and run["arguments"]["command"].endswith("| base64 -d | bash")
+    assert call(h.render_turn([Intent("read", path="a.py")], session)[0]) == {"name": "read",
+                                                                              "arguments": {"filePath": "/app/a.py"}}
+    assert h.render_turn([Intent("finish", message="Done.")], session) == ("Done.", 1)  # no tool call
+
+
+def test_codex_edits_through_exec_command_with_the_files_whole_new_text(session):
+    import base64
+    import shlex
+
+    h = make_harness("codex-cli")
+
+    def written(text: str) -> tuple[str, str]:
+        args = call(text)["arguments"]
+        assert call(text)["name"] == "exec_command" and args["workdir"] == "/app" and args["yield_time_ms"] >= 30_000
+        head, _, path = args["cmd"].rpartition(" > ")
+        return base64.b64decode(head.split("echo ")[-1].split(" |")[0]).decode(), shlex.split(path)[0]
+
+    text, used = h.render_turn([Intent("replace", path="a.py", old="x = 1", new="x = 2")], session)
+    assert used == 1 and written(text) == ("x = 2\n", "/app/a.py")
+    text = h.render_turn([Intent("write", path="pkg/new file.py", content="y\n")], session)[0]
+    assert written(text) == ("y\n", "/app/pkg/new file.py")
+    assert call(text)["arguments"]["cmd"].startswith("mkdir -p /app/pkg && ")
+    assert call(h.render_turn([Intent("read", path="a.py")], session)[0])["arguments"]["cmd"] == "cat /app/a.py"
+    with pytest.raises(ValueError, match="must exist"):
+        h.render_intent(Intent("replace", path="missing.py", old="a", new="b"), session)
+    assert h.render_turn([Intent("finish", message="Done.")], session) == ("Done.", 1)
+
+
+@pytest.mark.parametrize("name", ["qwen-code-cli", "qwen-code-cli-8k", "openhands-cli", "opencode-cli", "codex-cli"])
 def test_the_tool_call_programs_have_shell_and_edit(name):
     h = make_harness(name)
     assert h.capabilities == {"shell", "edit"} and h.parse("anything") == []

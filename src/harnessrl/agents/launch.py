@@ -33,7 +33,7 @@ endpoint sees nothing; 64 GiB and the lifted limit -> it works. The Python progr
 
 What the programs send and how they end. Read from their source at these versions, then
 MEASURED with the canned responder (tests/agents/test_programs_start.py; the error table by
-answering every call with one status, `x-should-retry` absent unless said). All four use the
+answering every call with one status, `x-should-retry` absent unless said). The first four use the
 OpenAI SDK underneath (Python: through litellm), which retries 408/409/429/5xx and connection
 errors twice by itself (0.5-1 s apart) unless the response carries `x-should-retry: false`, and
 sends `x-stainless-retry-count`. A refusal that ends the episode at once, after ONE request, in
@@ -97,11 +97,25 @@ OpenHands CLI 1.16.0 (Python 3.12; `openhands --headless --file F --always-appro
   - Errors (litellm; its own tenacity: 5 retries, 8-64 s waits, on connection errors, 429, 500,
     503, timeouts and empty replies). Measured: 400, 401, 404, and 500 with `x-should-retry:
     false` -> 1 request, and exit 0 (it prints the error and ends the conversation).
+opencode 1.18.33 (`opencode run --title episode --auto`, the task on stdin; its own Bun executable)
+  - `POST {base}/chat/completions` through the AI SDK's openai-compatible client, streamed, body
+    `{"model", "max_tokens" (the model's configured output limit), "messages", "tools" (bash,
+    edit, glob, grep, read, skill, task, todowrite, write), "tool_choice": "auto", "stream",
+    "stream_options"}`. A prompt ARGUMENT is changed (each argument with a space is wrapped in
+    quotes), stdin is not; an untitled session makes a title-generation call first.
+  - Ends when a reply has no tool call: exit 0.
+Codex CLI 0.171.0 (`codex exec ... -`, the task on stdin; Node launches its Rust binary)
+  - `POST {base}/responses` ONLY (`wire_api = "chat"` is a config error at this version), streamed;
+    the gateway serves it by translation (gateway/responses_wire.py). Function tools
+    exec_command, write_stdin, request_user_input, view_image and three goal tools.
+  - Ends when a reply has no function call: exit 0. A reply cut at its length (status
+    `incomplete`, as the API sends it) ends it too: exit 1. A 404 is retried 5 times, then exit 1.
 Telemetry and update checks are off by construction: aider `--analytics-disable
 --no-check-update --no-show-release-notes --no-detect-urls` and a local model-metadata file (else
 it downloads litellm's price list); litellm `LITELLM_LOCAL_MODEL_COST_MAP=True`; mini
 `MSWEA_CONFIGURED` (no first-run prompt) and cost tracking off for an unpriced model; Qwen Code
-`~/.qwen/settings.json` with usage statistics, telemetry and auto-update off. In the episode's
+`~/.qwen/settings.json` with usage statistics, telemetry and auto-update off; opencode's
+OPENCODE_DISABLE_* variables; Codex `check_for_update_on_startup = false`. In the episode's
 network namespace nothing but the gateway is reachable anyway.
 """
 
@@ -158,7 +172,9 @@ def launch_spec(name: str, ws: Workspace, sandbox: Sandbox, *, task: str, base_u
     `options`: mini-swe-agent `step_limit`, `command_timeout_s`; aider-cli `files` (paths under
     /app to add to the chat), `stream`, `context_window`, `max_output_tokens`, `timeout_s`;
     qwen-code-cli `max_turns`, `managed_memory`, `core_tools`, `exclude_tools`, `system_prompt`,
-    `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings)."""
+    `settings` (merged into its settings.json); openhands-cli `agent` (its saved agent settings);
+    opencode-cli `context_window`, `max_output_tokens`, `config` (merged into its opencode.json);
+    codex-cli `config` (more `-c key=value` overrides)."""
     prog = installed(name)
     build = _BUILDERS.get(program(name).name)
     if build is None:
@@ -288,6 +304,54 @@ def _openhands(prog: Installed, state: Path, *, task: str, base_url: str, api_ke
     return argv, env, {"conversations": f"{STATE}/openhands/conversations"}
 
 
+def _opencode(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+              context_window: int = 32768, max_output_tokens: int = 4096,
+              config: Mapping | None = None) -> tuple[list[str], dict, dict]:
+    # one provider, "harnessrl", through the openai-compatible client it bundles (Chat Completions);
+    # `config` (a mapping) is merged over this one. Its project config (/app/opencode.json and
+    # .opencode/) is switched off: the task's files do not configure the program
+    provider = {"npm": "@ai-sdk/openai-compatible", "name": "harnessrl",
+                "options": {"baseURL": base_url, "apiKey": api_key},
+                "models": {model: {"name": model, "tool_call": True,
+                                   "limit": {"context": context_window, "output": max_output_tokens}}}}
+    base = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+            "model": f"harnessrl/{model}", "small_model": f"harnessrl/{model}", "provider": {"harnessrl": provider},
+            "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"}}
+    conf = _write(state, "opencode.json", json.dumps(_merged(base, config or {}), indent=1))
+    task_file = _write(state, "task.md", task)
+    # the task on stdin, verbatim (as a prompt argument it would be quoted: an argument with a
+    # space is wrapped in "..."); --title: a titled session makes no title-generation call
+    argv = ["/bin/sh", "-c", f'exec "$0" "$@" < {task_file}', str(prog.executable), "run", "--title", "episode",
+            "--auto", "--model", f"harnessrl/{model}"]
+    env = {"OPENCODE_CONFIG": conf, "OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+           "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+           "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1"}
+    return argv, env, {"data": f"{STATE}/data/opencode"}
+
+
+def _codex(prog: Installed, state: Path, *, task: str, base_url: str, api_key: str, model: str,
+           config: Mapping | None = None) -> tuple[list[str], dict, dict]:
+    # one provider on the Responses wire (the only one it speaks), its key from the environment;
+    # its own command sandbox off (the episode's sandbox is the boundary; inside bubblewrap its
+    # seccomp/landlock one would only get in the way), approvals never asked. `config`: more
+    # `-c key=value` overrides (values as TOML)
+    overrides = {"model_provider": "harnessrl", "model_providers.harnessrl.name": "harnessrl",
+                 "model_providers.harnessrl.base_url": base_url, "model_providers.harnessrl.env_key": "HARNESSRL_API_KEY",
+                 "model_providers.harnessrl.wire_api": "responses", "check_for_update_on_startup": False,
+                 **dict(config or {})}
+    flags = [x for k, v in overrides.items() for x in ("-c", f"{k}={json.dumps(v)}")]
+    task_file = _write(state, "task.md", task)
+    home = state / "codex"
+    home.mkdir(exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(home, *_owner(state))
+    # the task on stdin (`-`), verbatim
+    argv = ["/bin/sh", "-c", f'exec "$0" "$@" < {task_file}', str(prog.executable), "exec", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", "--cd", APP, "--model", model, *flags, "-"]
+    return argv, {"CODEX_HOME": f"{STATE}/codex", "HARNESSRL_API_KEY": api_key}, {"sessions": f"{STATE}/codex/sessions"}
+
+
 def _merged(base: Mapping, over: Mapping) -> dict:
     """`over` merged into `base`, mappings key by key (neither is changed)."""
     out = dict(base)
@@ -301,6 +365,7 @@ def _owner(path: Path) -> tuple[int, int]:
     return st.st_uid, st.st_gid
 
 
-_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands}
+_BUILDERS = {"mini-swe-agent": _mini, "aider-cli": _aider, "qwen-code-cli": _qwen, "openhands-cli": _openhands,
+             "opencode-cli": _opencode, "codex-cli": _codex}
 
 __all__ = ["LaunchSpec", "STATE", "WHOLE_ADDRESS_SPACE_MB", "launch_spec", "program_limits"]

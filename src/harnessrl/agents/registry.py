@@ -62,6 +62,21 @@ PROGRAMS: dict[str, ProgramSpec] = {
         name="openhands-cli", package="openhands", version="1.16.0", kind="pip", entry="openhands",
         protocol="tools", python="3.12",
         description="OpenHands CLI, headless (--headless -t TASK), CodeAct agent, OpenAI tool calls"),
+    # a self-contained executable (Bun, no Node needed to run it) per platform in an optional
+    # dependency; the package's postinstall hard-links the one for this CPU (AVX2 or "baseline")
+    # over its placeholder bin/opencode.exe, so two machines' installs may hash differently
+    "opencode-cli": ProgramSpec(
+        name="opencode-cli", package="opencode-ai", version="1.18.33", kind="npm", entry="opencode",
+        protocol="tools", node="20",
+        description="opencode, non-interactive (`opencode run`, the task on stdin), an openai-compatible "
+                    "provider, OpenAI tool calls"),
+    # speaks only the Responses API (`wire_api = "chat"` is refused since its chat support was
+    # removed): the gateway serves /v1/responses by translation. Node only launches its native binary
+    "codex-cli": ProgramSpec(
+        name="codex-cli", package="@openai/codex", version="0.171.0", kind="npm", entry="codex",
+        protocol="tools", node="20",
+        description="Codex CLI, non-interactive (`codex exec -`, the task on stdin, its own sandbox off), "
+                    "Responses API, function calls"),
 }
 
 

@@ -2,7 +2,7 @@
 
     gw = Gateway(api_key=key, model="smollm2-135m", sock=net.listen())   # a listener in the episode netns
     gw.start()                      # serves http://127.0.0.1:<port>/v1 from host threads
-    call = gw.next_call(timeout=5)  # the program's next POST /v1/chat/completions, or None
+    call = gw.next_call(timeout=5)  # the program's next POST /v1/chat/completions (or /v1/responses), or None
     gw.answer(call, Reply(content="..."))   # the HTTP thread writes the response (JSON or SSE)
     gw.close("episode ended")       # every later request is refused; waiting ones too
 
@@ -21,6 +21,10 @@ a 4xx that they give up on, with `x-should-retry: false` for the SDK (openai `_s
     403 budget_exceeded          calls beyond `max_calls`, or the episode's budget was declared spent
     403 episode_ended            the gateway was closed while the call waited or after
     404 / 405                    unknown path or method
+
+`POST /v1/responses` (the Responses wire, for programs that speak only it) is served by
+translation (responses_wire.py): the call's `request` is the chat-completions form of its body,
+and its answer goes back as a Responses object or event stream; `Call.wire` says which.
 
 Each refusal is logged (logger `harnessrl.gateway`) and kept in `Gateway.refusals` with its
 reason, so an episode can report why its program stopped. Standard library only
@@ -44,6 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harnessrl.gateway.openai_wire import WireError, check_request, completion_json, sse_chunks
+from harnessrl.gateway.responses_wire import response_events, response_json, to_chat
 
 log = logging.getLogger("harnessrl.gateway")
 
@@ -73,6 +78,7 @@ class Call:
     done: threading.Event = field(default_factory=threading.Event)
     reply: Reply | None = None
     refused: tuple[int, str, str] | None = None  # (status, code, message) when closed while waiting
+    wire: str = "chat"  # "chat" (/v1/chat/completions) or "responses" (/v1/responses, translated)
 
 
 @dataclass(slots=True)
@@ -157,7 +163,7 @@ class Gateway:
 
     # -- the HTTP side (runs in the server's threads) --------------------------------------
 
-    def _admit(self, body: dict[str, Any]) -> Call | tuple[int, str, str]:
+    def _admit(self, body: dict[str, Any], wire: str = "chat") -> Call | tuple[int, str, str]:
         with self._lock:
             if self._closed:
                 return 403, "episode_ended", f"the episode has ended ({self._closed})"
@@ -166,7 +172,7 @@ class Gateway:
             if self.n_calls >= self.max_calls:
                 return 403, "budget_exceeded", f"the episode's call budget ({self.max_calls} calls) is spent"
             self.n_calls += 1
-            call = Call(id=f"chatcmpl-{uuid.uuid4().hex[:24]}", request=body, received=time.monotonic())
+            call = Call(id=f"chatcmpl-{uuid.uuid4().hex[:24]}", request=body, received=time.monotonic(), wire=wire)
             self._waiting[call.id] = call
         self.calls.put(call)
         return call
@@ -238,9 +244,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         gw = self.server.gateway
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        path = self.path.rstrip("/")
+        wire = "responses" if path in ("/v1/responses", "/responses") else "chat"
+        if wire == "chat" and path not in ("/v1/chat/completions", "/chat/completions"):
             self._drain()
-            self._refuse(404, "not_found", f"no such path {self.path[:200]!r}; this gateway serves /v1/chat/completions")
+            self._refuse(404, "not_found", f"no such path {self.path[:200]!r}; this gateway serves "
+                         "/v1/chat/completions and /v1/responses")
             return
         if not self._auth():
             return
@@ -258,11 +267,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length)
         try:
-            body = check_request(json.loads(raw))
+            body = to_chat(json.loads(raw)) if wire == "responses" else check_request(json.loads(raw))
         except (ValueError, WireError) as err:
             self._refuse(400, "invalid_request_error", f"invalid request: {err}")
             return
-        admitted = gw._admit(body)
+        admitted = gw._admit(body, wire)
         if isinstance(admitted, tuple):
             self._refuse(*admitted)
             return
@@ -272,7 +281,12 @@ class _Handler(BaseHTTPRequestHandler):
             if call.refused is not None or call.reply is None:
                 self._refuse(*(call.refused or (403, "episode_ended", "the episode has ended")))
                 return
-            if body.get("stream"):
+            if wire == "responses":
+                if body.get("stream"):
+                    self._sse_events(response_events(call.id, gw.model, call.reply))
+                else:
+                    self._json(200, response_json(call.id, gw.model, call.reply))
+            elif body.get("stream"):
                 self._sse(call, call.reply)
             else:
                 self._json(200, completion_json(call.id, gw.model, call.reply))
@@ -281,7 +295,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_PUT(self) -> None:
         self._drain()
-        self._refuse(405, "method_not_allowed", "only GET /v1/models and POST /v1/chat/completions are served")
+        self._refuse(405, "method_not_allowed", "only GET /v1/models, POST /v1/chat/completions and POST "
+                     "/v1/responses are served")
 
     do_DELETE = do_PATCH = do_PUT
 
@@ -329,6 +344,22 @@ class _Handler(BaseHTTPRequestHandler):
             for chunk in sse_chunks(call.id, self.server.gateway.model, reply, include_usage):
                 self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
             self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
+
+    def _sse_events(self, events: list[dict[str, Any]]) -> None:
+        """A Responses stream: each event as `event: TYPE` and its JSON `data:` (no [DONE])."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for e in events:
+                self.wfile.write(f"event: {e['type']}\ndata: ".encode() + json.dumps(e, ensure_ascii=False).encode()
+                                 + b"\n\n")
             self.wfile.flush()
         except OSError:
             pass
