@@ -236,7 +236,9 @@ def _rule_vs_harness(rep: Report, res: dict[str, Any], ev: dict[str, list[Episod
 def _failure_modes(rep: Report, ev: dict[str, list[Episode]], harnesses: list[str]) -> None:
     """Mean steps and outcome rates per policy and harness, and their figure."""
     seen = {e.outcome for eps in ev.values() for e in eps}
-    outcomes = OUTCOMES if seen <= set(OUTCOMES) else tuple(sorted(seen, key=lambda o: (o != "solved", o)))
+    lookup = all(e.context.task_id.startswith("lookup/") for eps in ev.values() for e in eps)
+    # the code suites share some label names with the lookup suite, not their meanings
+    outcomes = OUTCOMES if lookup and seen <= set(OUTCOMES) else tuple(sorted(seen, key=lambda o: (o != "solved", o)))
     rep.section("Steps per episode and failure modes", (
         "Outcome labels of the lookup suite: solved; wrong_value; wrong_object (the asked attribute of another object); "
         "dropped_requirement (one of two asked values); no_answer (turn limit, repeated format errors or token budget)."
@@ -312,18 +314,22 @@ def _failure_bars(rows: list[dict[str, Any]], outcomes: tuple[str, ...] = OUTCOM
 
 def _curves(results: list[dict[str, Any]], rules: list[str], harnesses: list[str]):
     fig, axes = plt.subplots(1, len(harnesses) + 1, figsize=(3.2 * (len(harnesses) + 1), 3), sharey=True)
-    smooth = lambda x: np.convolve(x, np.ones(5) / 5, mode="valid") if len(x) >= 5 else x  # noqa: E731
+
+    def plot(ax, y: np.ndarray, style: str, rule: str) -> None:
+        """The moving average at the update each window ends on; markers, so a run of one update shows."""
+        ys = np.convolve(y, np.ones(5) / 5, mode="valid") if len(y) >= 5 else y
+        ax.plot(np.arange(len(y) - len(ys) + 1, len(y) + 1), ys, style, marker="o", markersize=4, label=rule)
+
     for rule, style in zip(rules, ("-", "--", ":")):
         runs = [r for r in results if r["rule"] == rule]
         for ax, h in zip(axes, harnesses):
-            y = np.nanmean([[m.get(f"solve/{h}", np.nan) for m in r["metrics"]] for r in runs], axis=0)
-            ax.plot(smooth(y), style, label=rule)
+            plot(ax, np.nanmean([[m.get(f"solve/{h}", np.nan) for m in r["metrics"]] for r in runs], axis=0), style, rule)
             ax.set_title(h, fontsize=9)
-        y = np.mean([[m["signal_fraction"] for m in r["metrics"]] for r in runs], axis=0)
-        axes[-1].plot(smooth(y), style, label=rule)
+        plot(axes[-1], np.mean([[m["signal_fraction"] for m in r["metrics"]] for r in runs], axis=0), style, rule)
     axes[-1].set_title("group-signal fraction", fontsize=9)
     for ax in axes:
         ax.set_xlabel("update")
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(-0.05, 1.05)
+        ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0].legend(fontsize=8)
     return fig
