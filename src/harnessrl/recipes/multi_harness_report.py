@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 
 from harnessrl.episode import Episode
@@ -330,6 +331,7 @@ def _curves(results: list[dict[str, Any]], rules: list[str], harnesses: list[str
     for ax in axes:
         ax.set_xlabel("update")
         ax.set_ylim(-0.05, 1.05)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlim(0.5, max(len(r["metrics"]) for r in results) + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     axes[0].legend(fontsize=8)
     return fig
