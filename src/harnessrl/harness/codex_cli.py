@@ -31,7 +31,7 @@ from __future__ import annotations
 import base64
 import posixpath
 import shlex
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import resolve, shown
@@ -79,13 +79,3 @@ class CodexCliHarness(ProgramHarness):
                 raise ValueError(f"codex_cli renders a replace as the file's new text: {a['path']!r} must exist")
             return _exec(_write_cmd(path, ws.read_text(env, rel).replace(a["old"], a["new"], 1)))
         raise ValueError(f"codex_cli cannot express a {intent.kind!r} intent")
-
-    def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
-        """One call per reply (the program may run the calls of one reply at the same time)."""
-        return self.render_intent(intents[0], session), 1
-
-    def expressible(self, intent: Intent) -> bool:
-        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
-
-    def view(self) -> dict[str, Any]:
-        return {}

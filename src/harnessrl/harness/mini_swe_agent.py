@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import shlex
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import resolve, shown
@@ -67,9 +67,3 @@ class MiniSweAgentHarness(ProgramHarness):
             q = shlex.quote(shown(rel))
             return reply("Write the file.", f"mkdir -p \"$(dirname {q})\" && echo {_b64(content)} | base64 -d > {q}")
         raise ValueError(f"mini_swe_agent cannot express a {intent.kind!r} intent")
-
-    def expressible(self, intent: Intent) -> bool:
-        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
-
-    def view(self) -> dict[str, Any]:
-        return {}

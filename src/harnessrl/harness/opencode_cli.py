@@ -25,7 +25,7 @@ precedes an edit.
 from __future__ import annotations
 
 import base64
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from harnessrl.harness._common import resolve, shown
 from harnessrl.harness.base import Intent, Session, register_style
@@ -61,13 +61,3 @@ class OpencodeCliHarness(ProgramHarness):
         if intent.kind == "read":
             return tool_call("read", {"filePath": _abs(a["path"])})
         raise ValueError(f"opencode_cli cannot express a {intent.kind!r} intent")
-
-    def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
-        """One call per reply: the program may run the calls of one reply at the same time."""
-        return self.render_intent(intents[0], session), 1
-
-    def expressible(self, intent: Intent) -> bool:
-        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
-
-    def view(self) -> dict[str, Any]:
-        return {}

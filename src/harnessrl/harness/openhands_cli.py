@@ -90,9 +90,3 @@ class OpenHandsCliHarness(ProgramHarness):
         if current == "":
             return {"command": "insert", "path": _abs(a["path"]), "insert_line": 0, "new_str": a["content"]}
         return {"command": "str_replace", "path": _abs(a["path"]), "old_str": current, "new_str": a["content"]}
-
-    def expressible(self, intent: Intent) -> bool:
-        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
-
-    def view(self) -> dict[str, Any]:
-        return {}

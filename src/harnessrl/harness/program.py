@@ -55,7 +55,7 @@ from harnessrl.gateway.openai_wire import call_limits, cut_at_stop, requested_sa
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness
 from harnessrl.harness._program_wire import to_reply, to_text, upstream_reply
-from harnessrl.harness.base import Session, StepResult, Verdict
+from harnessrl.harness.base import Intent, Session, StepResult, Verdict
 
 POLL_S = 0.02
 _SANDBOXES: dict[tuple[int, str], Any] = {}
@@ -82,6 +82,11 @@ class ProgramHarness(CodeHarness):
 
     def parse(self, text: str) -> list:
         return []  # the program parses its model's replies itself
+
+    def expressible(self, intent: Intent) -> bool:
+        """What a scripted policy can do through a program's tools (a shell and file tools, or a shell alone);
+        the base render_turn sends one call per reply, as the programs may run one reply's calls at once."""
+        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
 
     def launch(self, session: "ProgramSession", base_url: str, api_key: str) -> Any:
         """Start the program in the episode's sandbox, in its network namespace; a SandboxProcess."""

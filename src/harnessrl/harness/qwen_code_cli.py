@@ -97,9 +97,3 @@ class QwenCodeCliHarness(ProgramHarness):
                     return tool_call("read_file", {"file_path": path}), 0
                 read.add(path)  # its own edit refreshes what it knows of the file
         return self.render_intent(intent, session), 1
-
-    def expressible(self, intent: Intent) -> bool:
-        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
-
-    def view(self) -> dict[str, Any]:
-        return {}
