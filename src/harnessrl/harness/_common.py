@@ -44,6 +44,11 @@ def shown(rel: str) -> str:
     return f"{WORKDIR}/{rel}" if rel else WORKDIR
 
 
+def absolute(path: str) -> str:
+    """A scripted policy's path as a tool that wants absolute paths takes it (absolute ones unchanged)."""
+    return path if path.startswith("/") else shown(resolve(path) or "")
+
+
 def cap_middle(text: str, limit: int, note: str = "[... {n} characters omitted ...]") -> str:
     """Keep the head and tail of long output; say how much was cut from the middle."""
     if len(text) <= limit:

@@ -27,14 +27,10 @@ from __future__ import annotations
 import base64
 from typing import ClassVar
 
-from harnessrl.harness._common import resolve, shown
+from harnessrl.harness._common import absolute
 from harnessrl.harness.base import Intent, Session, register_style
 from harnessrl.harness.program import ProgramHarness
 from harnessrl.harness.qwen_code_cli import tool_call
-
-
-def _abs(path: str) -> str:
-    return path if path.startswith("/") else shown(resolve(path) or "")
 
 
 @register_style
@@ -51,13 +47,13 @@ class OpencodeCliHarness(ProgramHarness):
         if intent.kind in ("finish", "answer"):
             return str(a.get("message", a.get("text", "The task is done.")))
         if intent.kind == "write":
-            return tool_call("write", {"filePath": _abs(a["path"]), "content": a["content"]})
+            return tool_call("write", {"filePath": absolute(a["path"]), "content": a["content"]})
         if intent.kind == "replace":
-            return tool_call("edit", {"filePath": _abs(a["path"]), "oldString": a["old"], "newString": a["new"]})
+            return tool_call("edit", {"filePath": absolute(a["path"]), "oldString": a["old"], "newString": a["new"]})
         if intent.kind == "run":
             script = base64.b64encode(a["command"].encode()).decode()
             return tool_call("bash", {"command": f"cd /app && echo {script} | base64 -d | bash",
                                       "description": "Run the script"})
         if intent.kind == "read":
-            return tool_call("read", {"filePath": _abs(a["path"])})
+            return tool_call("read", {"filePath": absolute(a["path"])})
         raise ValueError(f"opencode_cli cannot express a {intent.kind!r} intent")

@@ -30,14 +30,10 @@ import shlex
 from typing import Any, ClassVar
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import resolve, shown
+from harnessrl.harness._common import absolute, resolve, shown
 from harnessrl.harness.base import Intent, Session, register_style
 from harnessrl.harness.program import ProgramHarness
 from harnessrl.harness.qwen_code_cli import tool_call
-
-
-def _abs(path: str) -> str:
-    return path if path.startswith("/") else shown(resolve(path) or "")
 
 
 @register_style
@@ -57,7 +53,7 @@ class OpenHandsCliHarness(ProgramHarness):
             return tool_call("terminal", {"command": f"cd /app && echo {script} | base64 -d | bash",
                                           "security_risk": "MEDIUM", "summary": "run the script"})
         if intent.kind == "read":
-            return tool_call("file_editor", {"command": "view", "path": _abs(a["path"]), "security_risk": "LOW",
+            return tool_call("file_editor", {"command": "view", "path": absolute(a["path"]), "security_risk": "LOW",
                                              "summary": "look at the file"})
         edit = self._edit(intent, session)
         if edit is None:
@@ -79,14 +75,14 @@ class OpenHandsCliHarness(ProgramHarness):
     def _edit(self, intent: Intent, session: Session | None) -> dict[str, Any] | None:
         a = intent.args
         if intent.kind == "replace":
-            return {"command": "str_replace", "path": _abs(a["path"]), "old_str": a["old"], "new_str": a["new"]}
+            return {"command": "str_replace", "path": absolute(a["path"]), "old_str": a["old"], "new_str": a["new"]}
         if intent.kind != "write":
             return None
         rel = resolve(a["path"]) or ""
         env = getattr(session, "env", None)
         current = ws.read_text(env, rel) if env is not None and rel and ws.exists(env, rel) else None
         if current is None:
-            return {"command": "create", "path": _abs(a["path"]), "file_text": a["content"]}
+            return {"command": "create", "path": absolute(a["path"]), "file_text": a["content"]}
         if current == "":
-            return {"command": "insert", "path": _abs(a["path"]), "insert_line": 0, "new_str": a["content"]}
-        return {"command": "str_replace", "path": _abs(a["path"]), "old_str": current, "new_str": a["content"]}
+            return {"command": "insert", "path": absolute(a["path"]), "insert_line": 0, "new_str": a["content"]}
+        return {"command": "str_replace", "path": absolute(a["path"]), "old_str": current, "new_str": a["content"]}

@@ -29,7 +29,7 @@ import json
 from typing import Any
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import WORKDIR, CodeHarness, CodeSession, cap_middle, resolve, shown
+from harnessrl.harness._common import WORKDIR, CodeHarness, CodeSession, absolute, cap_middle, resolve, shown
 from harnessrl.harness._qwen_tools import PARAMS as SEARCH_PARAMS, REQUIRED as SEARCH_REQUIRED, SEARCH_TOOLS, run_search
 from harnessrl.harness._reply import finite_number, guarded, json_error, loads, tag_spans
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
@@ -254,7 +254,7 @@ class QwenCodeHarness(CodeHarness):
 
     def _call(self, intent: Intent) -> tuple[str, dict[str, Any]] | None:
         a = intent.args
-        path = lambda p: p if p.startswith("/") else shown(resolve(p) or "")  # noqa: E731
+        path = absolute
         if intent.kind == "write":
             return "write_file", {"file_path": path(a["path"]), "content": a["content"]}
         if intent.kind == "replace":

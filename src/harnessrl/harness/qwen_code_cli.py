@@ -29,17 +29,13 @@ import json
 from typing import Any, ClassVar
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import resolve, shown
+from harnessrl.harness._common import absolute, resolve
 from harnessrl.harness.base import Intent, Session, register_style
 from harnessrl.harness.program import ProgramHarness, ProgramSession
 
 def tool_call(name: str, args: dict[str, Any]) -> str:
     """One call in the text form the gateway's wire parses into an OpenAI tool call."""
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}, ensure_ascii=False) + "\n</tool_call>"
-
-
-def _abs(path: str) -> str:
-    return path if path.startswith("/") else shown(resolve(path) or "")
 
 
 class QwenCodeCliSession(ProgramSession):
@@ -65,15 +61,15 @@ class QwenCodeCliHarness(ProgramHarness):
         if intent.kind in ("finish", "answer"):
             return str(a.get("message", a.get("text", "The task is done.")))
         if intent.kind == "write":
-            return tool_call("write_file", {"file_path": _abs(a["path"]), "content": a["content"]})
+            return tool_call("write_file", {"file_path": absolute(a["path"]), "content": a["content"]})
         if intent.kind == "replace":
-            return tool_call("edit", {"file_path": _abs(a["path"]), "old_string": a["old"], "new_string": a["new"]})
+            return tool_call("edit", {"file_path": absolute(a["path"]), "old_string": a["old"], "new_string": a["new"]})
         if intent.kind == "run":
             script = base64.b64encode(a["command"].encode()).decode()
             return tool_call("run_shell_command", {"command": f"cd /app && echo {script} | base64 -d | bash",
                                                    "description": "Run the script."})
         if intent.kind == "read":
-            return tool_call("read_file", {"file_path": _abs(a["path"])})
+            return tool_call("read_file", {"file_path": absolute(a["path"])})
         raise ValueError(f"qwen_code_cli cannot express a {intent.kind!r} intent")
 
     def render_turn(self, intents: list[Intent], session: Session) -> tuple[str, int]:
@@ -87,9 +83,9 @@ class QwenCodeCliHarness(ProgramHarness):
             if intent.kind == "run":
                 read.clear()
             elif intent.kind == "read":
-                read.add(_abs(intent.args["path"]))
+                read.add(absolute(intent.args["path"]))
             elif intent.kind in ("write", "replace"):
-                path = _abs(intent.args["path"])
+                path = absolute(intent.args["path"])
                 rel = resolve(path)
                 env = getattr(session, "env", None)
                 if path not in read and rel and env is not None and ws.exists(env, rel):

@@ -46,7 +46,7 @@ import shlex
 from typing import Any
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import CodeHarness, CodeSession, resolve, shown
+from harnessrl.harness._common import CodeHarness, CodeSession, absolute, resolve
 from harnessrl.harness._reply import guarded, json_error, loads, tag_spans
 from harnessrl.harness._swe_tools import Editor, EditorError, blocked, patch, restore
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
@@ -271,7 +271,7 @@ class SweAgentHarness(CodeHarness):
 
     def render_turn(self, intents: list[Intent], session: Session | None) -> tuple[str, int]:
         intent, a = intents[0], intents[0].args
-        path = lambda p: p if p.startswith("/") else shown(resolve(p) or "")  # noqa: E731
+        path = absolute
         if intent.kind == "run":
             return render_call("bash", {"command": a["command"]}, "Run a command."), 1
         if intent.kind == "read":
