@@ -114,7 +114,7 @@ class TRLEngine:
         encoder = ChatEncoder(tokenizer, name=f"model {self.cfg.policy.model!r}")
         check_first_prompts_fit(
             self.tasks, self.harnesses, open_env or default_open_env,
-            lambda messages: len(encoder.encode_text(encoder.render(messages, add_generation_prompt=True))),
+            lambda messages: len(encoder.encode_chat(messages)),
             self.cfg.policy.max_new_tokens, min(self.cfg.policy.max_context_tokens or window, window), self.cfg.policy.model)
 
     def run(self, resume: bool = False) -> list[dict[str, Any]]:

@@ -184,7 +184,7 @@ class LMPolicy(Policy):
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         """Tokens the first prompt of an episode takes (pre-flight checks use it)."""
-        return len(self.encoder.encode_text(self.encoder.render(messages, add_generation_prompt=True)))
+        return len(self.encoder.encode_chat(messages))
 
     @torch.no_grad()
     def act(self, states: list[AgentState]) -> list[Action]:
@@ -250,7 +250,7 @@ class LMPolicy(Policy):
             end = self.tokenizer.eos_token_id
         rows, targets = [], []
         for messages, reply in zip(conversations, replies, strict=True):
-            prompt = self.encoder.encode_text(self.encoder.render(messages, add_generation_prompt=True))
+            prompt = self.encoder.encode_chat(messages)
             answer = self.encoder.encode_text(reply) + ([int(end)] if with_end else [])
             rows.append(prompt + answer)
             targets.append([0] * len(prompt) + [1] * len(answer))

@@ -66,6 +66,6 @@ def check_rows(lm: Any, episodes: list[Episode], temperature: float | None = Non
             context += turn.token_ids.tolist()
             if k and k not in resets:
                 prompt = context[:len(context) - len(gen)]
-                stats["spliced"] += int(lm.encoder.encode_text(lm.encoder.decode(prompt)) != prompt)
+                stats["spliced"] += int(lm.encoder.retokenize(prompt) != prompt)
     return {"max_abs_diff": worst, "tokens": tokens, "rows": n_rows, "unsampled": unsampled,
             "programs": {k: dict(v) for k, v in programs.items()}}
