@@ -162,6 +162,52 @@ def tag_spans(text: str, open_tag: str, close_tag: str) -> Iterator[tuple[int, i
         at = text.find(open_tag, end + len(close_tag))
 
 
+_CALL_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+_BLANK = " \t\n\r"
+
+
+def call_spans(text: str, open_tag: str, close_tag: str, *, open_end: bool = False) -> Iterator[tuple[int, int]]:
+    """As `tag_spans`, except that a body starting a JSON object (after blanks) ends after that object.
+
+    A call's JSON may hold the closing tag inside a string (a file written with the text
+    `</tool_call>`); cutting at the first closing tag would hand the parser half an object. So
+    the object is decoded string-aware (`raw_decode`) and the body ends at the closing tag after
+    it, blanks between; with `open_end`, at the end of the reply too (generation stopped at the
+    closing tag). Anything else (not JSON, JSON that does not parse, text before the tag) falls
+    back to the first closing tag, whose body the caller then reports as it always did.
+
+    Linear time: a decode that fails has still read up to its error, so the characters the
+    decodes read are counted, and past a few times the reply's length no more are tried.
+    """
+    budget = 4 * len(text) + 4096
+    at = text.find(open_tag)
+    while at >= 0:
+        body = at + len(open_tag)
+        end = -1
+        start = body
+        while start < len(text) and text[start] in _BLANK:
+            start += 1
+        if budget > 0 and text.startswith("{", start):
+            stop = start
+            try:
+                _, stop = _CALL_DECODER.raw_decode(text, start)
+                while stop < len(text) and text[stop] in _BLANK:
+                    stop += 1
+                if text.startswith(close_tag, stop) or (open_end and stop == len(text)):
+                    end = stop
+            except json.JSONDecodeError as err:
+                stop = err.pos
+            except (ValueError, RecursionError):  # a limit (ReplyError) or nesting: the body reports it
+                stop = len(text)
+            budget -= max(stop - start, 1)
+        if end < 0:
+            end = text.find(close_tag, body)
+        if end < 0:
+            return
+        yield body, end
+        at = text.find(open_tag, end + len(close_tag))
+
+
 def fenced_blocks(text: str) -> list[str]:
     """Bodies of the fenced blocks (an opening line starting with ``` and a closing line of only
     ``` and blanks), as `re.findall(r"^```[^\\n]*\\n(.*?)^```[ \\t]*$", text, DOTALL | MULTILINE)`

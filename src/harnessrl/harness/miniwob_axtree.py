@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from harnessrl.envs.miniwob import AXNode
 from harnessrl.harness._miniwob import MiniWoBHarness, MiniWoBSession, check_key, check_wait, shown_key
-from harnessrl.harness._reply import guarded, json_error, loads, tag_spans
+from harnessrl.harness._reply import call_spans, guarded, json_error, loads
 from harnessrl.harness.base import FormatError, Intent, Session, ToolCall, register_style
 
 PARAMS = {"click": {"ref": int}, "type": {"ref": int, "text": str}, "press": {"key": str}, "wait": {"ms": int}, "stop": {}}
@@ -93,7 +93,7 @@ class MiniWoBAXTreeHarness(MiniWoBHarness):
 
     @guarded
     def parse(self, text: str) -> list[ToolCall] | FormatError:
-        blocks = [text[start:end] for start, end in tag_spans(text, "<tool_call>", "</tool_call>")]
+        blocks = [text[start:end] for start, end in call_spans(text, "<tool_call>", "</tool_call>")]
         tools = ", ".join(self.tools)
         if not blocks:
             return FormatError(f'no <tool_call>...</tool_call> found. Call one tool ({tools}) as '

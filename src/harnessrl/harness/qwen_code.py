@@ -31,7 +31,7 @@ from typing import Any
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import WORKDIR, CodeHarness, CodeSession, absolute, cap_middle, resolve, shown
 from harnessrl.harness._qwen_tools import PARAMS as SEARCH_PARAMS, REQUIRED as SEARCH_REQUIRED, SEARCH_TOOLS, run_search
-from harnessrl.harness._reply import finite_number, guarded, json_error, loads, tag_spans
+from harnessrl.harness._reply import call_spans, finite_number, guarded, json_error, loads
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, register_style
 
 REQUIRED = {"read_file": ("file_path",), "edit": ("file_path", "old_string", "new_string"),
@@ -54,7 +54,7 @@ def parse_calls(text: str) -> list[ToolCall] | FormatError:
     if text.count("<tool_call>") > text.count("</tool_call>"):
         text += "</tool_call>"  # generation stopped at the closing tag
     calls = []
-    for i, (start, end) in enumerate(tag_spans(text, "<tool_call>", "</tool_call>"), 1):
+    for i, (start, end) in enumerate(call_spans(text, "<tool_call>", "</tool_call>", open_end=True), 1):
         if i > MAX_CALLS:
             return FormatError(f"more than {MAX_CALLS} tool calls in one reply; make fewer calls per reply")
         try:

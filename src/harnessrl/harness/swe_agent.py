@@ -47,7 +47,7 @@ from typing import Any
 
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness, CodeSession, absolute, resolve
-from harnessrl.harness._reply import guarded, json_error, loads, tag_spans
+from harnessrl.harness._reply import call_spans, guarded, json_error, loads
 from harnessrl.harness._swe_tools import Editor, EditorError, blocked, patch, restore
 from harnessrl.harness.base import FormatError, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
 
@@ -74,7 +74,7 @@ def parse_call(text: str, tools: tuple[str, ...]) -> list[ToolCall] | FormatErro
     if text.count("<tool_call>") > text.count("</tool_call>"):
         text += "</tool_call>"  # generation stopped at the closing tag
     spans = []
-    for span in tag_spans(text, "<tool_call>", "</tool_call>"):
+    for span in call_spans(text, "<tool_call>", "</tool_call>", open_end=True):
         spans.append(span)
         if len(spans) > 1:
             return CallError("expected exactly one tool call, got several", "multiple")
