@@ -95,7 +95,7 @@ class ChatEncoder:
         self._special_re = re.compile("|".join(map(re.escape, longest))) if longest else None
         # the stand-in for special text in a content while the markers are located: one character,
         # not blank (a template's strip/trim treats it like the text it stands for), in no marker
-        self._fill = next(c for c in "x#_~@" if not any(c in t for t in specials))
+        self._fill = next((c for c in "x#_~@" if not any(c in t for t in specials)), "\x00")
 
     def render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
