@@ -10,7 +10,9 @@ format Qwen models are trained on and vLLM's `hermes` parser reads:
 Any number of calls per reply; they run in order and all their results return in one user
 message, each as `<tool_response>\\n...\\n</tool_response>` (how Qwen's chat template shows
 tool results). A reply with no `<tool_call>` ends the episode; a `<tool_call>` whose body is
-not a JSON object with `name` and `arguments` is a format error (nothing runs).
+not a JSON object with `name` and `arguments` is a format error (nothing runs). A call's JSON
+may hold the text `</tool_call>` in a string (a file that contains it): the body ends after
+the object, not at that text (`_reply.call_spans`).
 
 Tools: `read_file{file_path, offset, limit}`, `edit{file_path, old_string, new_string,
 replace_all}`, `write_file{file_path, content}`, `run_shell_command{command, is_background,
