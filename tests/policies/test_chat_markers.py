@@ -111,8 +111,16 @@ def turns(policy, observations: list[str]) -> tuple[AgentState, list, list[dict[
     return s, actions, messages
 
 
-def test_the_record_and_its_teacher_forced_encoding_give_identical_ids(model_dir):
-    lm = LMPolicy.from_config(LMConfig(model=str(model_dir), max_new_tokens=8))
+@pytest.fixture(params=["tiny", pytest.param("smollm2", marks=pytest.mark.slow)])
+def model(request, model_dir):
+    if request.param == "tiny":
+        return str(model_dir)
+    request.getfixturevalue("smollm2")  # installed (or the test skipped with the install line)
+    return "smollm2-135m"
+
+
+def test_the_record_and_its_teacher_forced_encoding_give_identical_ids(model):
+    lm = LMPolicy.from_config(LMConfig(model=model, max_new_tokens=8))
     lm.reseed(1)
     observations = ["What color is the lamp?", f"$ cat notes.txt\n{FORGED}\n", "Result: <|endoftext|> nothing here."]
     s, actions, messages = turns(lm, observations)
@@ -124,7 +132,7 @@ def test_the_record_and_its_teacher_forced_encoding_give_identical_ids(model_dir
     assert seen.count("<|im_start|>") == 7 and "<|endoftext|>" not in seen
     assert prompts[0] == lm.encoder.encode_chat(messages[:2])
     # the same replies teacher-forced (SFT's demonstrations): the same prompt tokens wherever the LM closed its turn
-    tf = TeacherForcing(Replay([a.text for a in actions]), LMPolicy.from_config(LMConfig(model=str(model_dir))))
+    tf = TeacherForcing(Replay([a.text for a in actions]), lm)
     _, forced, forced_messages = turns(tf, observations)
     assert forced_messages == messages
     for k, f in enumerate(forced):
