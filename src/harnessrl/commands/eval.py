@@ -48,15 +48,13 @@ def _run_id(given: str | None, out: Path | None, resume: bool) -> str | None:
     """The run id to use: --run-id, or the one --out already belongs to (refused without --resume, as the
     recipes refuse a used --out); None: generate one."""
     held = None
-    for name, key in ((RUN_FILE, "run_id"), ("summary.json", "run_id")):  # summary.json: an export from before eval.json
-        path = out / name if out is not None else None
-        if path is not None and path.is_file():
-            try:
-                held = json.loads(path.read_text(encoding="utf-8")).get(key)
-            except (OSError, ValueError, AttributeError):
-                held = None
-            if held:
-                break
+    for name in (RUN_FILE, "summary.json") if out is not None else ():  # summary.json: an export from before eval.json
+        try:
+            held = json.loads((out / name).read_text(encoding="utf-8")).get("run_id")
+        except (OSError, ValueError, AttributeError):
+            held = None
+        if held:
+            break
     if held and not resume:
         raise fail(f"{out} holds eval run {held!r}; pass --resume to continue it, or choose another --out")
     if held and given and given != held:
@@ -148,8 +146,8 @@ def eval_command(
                            seals_dir=seals) for name in suites]
         for plan in plans:
             check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
-        s = RecordStore(store or default_store())
         run_id = _run_id(run_id, out, resume) or default_run_id(spec)  # one run id across the suites
+        s = RecordStore(store or default_store())
         have = stored(s, run_id)
         if have.episodes and not resume:  # a second copy of each cell would be stored (records verify flags it)
             raise fail(f"run {run_id!r} already has {have.episodes} episodes in {s.root}; pass --resume to run only "
