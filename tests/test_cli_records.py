@@ -152,3 +152,25 @@ def test_malformed_manifest_line_is_one_error_for_every_records_command(tmp_path
 def test_query_help_says_it_is_read_only():
     r = run("records", "query", "--help")
     assert r.exit_code == 0 and "Read-only" in r.output and "COPY" in r.output
+
+
+def test_verify_reports_each_evaluation_cell_stored_twice(tmp_path, store):
+    """A re-run of `harnessrl eval` under the same run id (before it was refused) stored every cell a second time
+    with new episode ids: verify names each such cell. Training episodes may repeat a cell and are not flagged."""
+    import dataclasses
+    import uuid
+
+    again = dataclasses.replace(store.episodes("seed = 0")[0], episode_id=uuid.uuid4().hex)  # no eval marker
+    store.append([again])
+    assert run("records", "verify", "--store", str(store.root)).exit_code == 0
+    r = run("eval", "--policy", "oracle", "--suite", "lookup", "--harness", "lookup-plain", "--tasks", "0,1,2",
+            "--workers", "1", "--run-id", "e1", "--store", str(store.root))
+    assert r.exit_code == 0, r.output
+    assert run("records", "verify", "--store", str(store.root)).exit_code == 0
+    planted = [dataclasses.replace(e, episode_id=uuid.uuid4().hex)
+               for e in RecordStore(store.root).episodes("run_id = 'e1' AND task_id <> 'lookup/001'")]
+    RecordStore(store.root).append(planted)
+    r = run("records", "verify", "--store", str(store.root))
+    lines = [ln for ln in r.output.splitlines() if "evaluation cell stored" in ln]
+    assert r.exit_code == 1 and len(lines) == 2, r.output
+    assert "run 'e1', task 'lookup/000', harness 'lookup-plain', seed 0" in lines[0] and "lookup/002" in lines[1]

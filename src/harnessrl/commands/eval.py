@@ -41,6 +41,29 @@ def _load(name: str, runtime: str | None):
     return load_suite(name, runtime=runtime)
 
 
+RUN_FILE = "eval.json"  # in --out, written before the first episode: which run the folder belongs to
+
+
+def _run_id(given: str | None, out: Path | None, resume: bool) -> str | None:
+    """The run id to use: --run-id, or the one --out already belongs to (refused without --resume, as the
+    recipes refuse a used --out); None: generate one."""
+    held = None
+    for name in (RUN_FILE, "summary.json") if out is not None else ():  # summary.json: an export from before eval.json
+        try:
+            held = json.loads((out / name).read_text(encoding="utf-8")).get("run_id")
+        except (OSError, ValueError, AttributeError):
+            held = None
+        if held:
+            break
+    if held and not resume:
+        raise fail(f"{out} holds eval run {held!r}; pass --resume to continue it, or choose another --out")
+    if held and given and given != held:
+        raise fail(f"--run-id {given} but {out} holds eval run {held!r}; resume that run there, or choose another --out")
+    if resume and not (given or held):
+        raise fail("--resume needs the run to continue: --run-id RUN, or the --out folder of that run")
+    return given or held
+
+
 def _sealed_suite(sealed: str, seals: Path | None) -> str:
     """The suite a seal was made on: its manifest's `suite`, else the one suite its task ids name."""
     from harnessrl.evaluate.seal import load_seal
@@ -78,9 +101,13 @@ def eval_command(
     store: Path = StoreOption,
     runtime: str = typer.Option(None, "--runtime", help="Terminal-Bench/Harbor folders: jail (replayed on the host, "
                                 "default) or image (each task's own Dockerfile, built once; docs/task-images.md)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a run (--run-id, or the one --out holds): cells it "
+                                "already stored are kept, only the missing ones run. Without it a used run id is refused."),
 ) -> None:
     """Evaluate a policy on a suite under one or more harnesses; episodes go to the record store."""
+    from harnessrl.evaluate.resume import check_resumable, stored
     from harnessrl.evaluate.run import default_run_id, plan_eval, run_eval
+    from harnessrl.fileio import atomic_write_text
     from harnessrl.rollout.suites import check_oracle_tasks
     from harnessrl.policies.registry import PolicySpec, check_policy
     from harnessrl.records import RecordStore
@@ -119,8 +146,18 @@ def eval_command(
                            seals_dir=seals) for name in suites]
         for plan in plans:
             check_oracle_tasks(str(spec), plan.tasks)  # the oracle list limits only oracle policies
+        run_id = _run_id(run_id, out, resume) or default_run_id(spec)  # one run id across the suites
         s = RecordStore(store or default_store())
-        run_id = run_id or default_run_id(spec)  # one run id across the suites
+        have = stored(s, run_id)
+        if have.episodes and not resume:  # a second copy of each cell would be stored (records verify flags it)
+            raise fail(f"run {run_id!r} already has {have.episodes} episodes in {s.root}; pass --resume to run only "
+                       "its missing cells, or choose another --run-id")
+        if resume:
+            check_resumable(have, str(spec))
+        if out is not None:  # before the first episode: a killed run's --out names the run to resume
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out / RUN_FILE, json.dumps({"run_id": run_id, "policy": str(spec), "suites": suites}) + "\n")
+        console.print(f"run {escape(run_id)}" + (f": resuming, {have.episodes} episodes already stored" if resume else ""))
         for plan in plans:
             console.print(f"[bold]{escape(str(spec))}[/] on {escape(str(plan.suite_name))}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                           f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
@@ -131,10 +168,12 @@ def eval_command(
             for plan in plans:
                 results.append(run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
                                         ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n),
-                                        rewards=hook if hook.active else None))
+                                        rewards=hook if hook.active else None, resume=resume))
     for result in results:
         print_result(result)
-        console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}), {result.wall_s:.1f} s")
+        kept = result.info.get("resumed", 0)
+        console.print(f"{len(result.episodes)} episodes -> {s.root} (run {result.run_id}"
+                      + (f"; {kept} of them stored before, not run again" if kept else "") + f"), {result.wall_s:.1f} s")
         if result.sealed_record:
             console.print(f"sealed evaluation written once: {result.sealed_record}")
     if out is not None:

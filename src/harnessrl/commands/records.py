@@ -130,7 +130,8 @@ def verify(
     drop_corrupt: bool = typer.Option(False, "--drop-corrupt", help="Remove corrupt shards from the manifest (their episodes are lost)."),
 ) -> None:
     """Check every shard (size, SHA-256, Parquet footer, row count) and the manifest (torn last line, duplicate
-    lines), look for episode ids stored twice, and list files no manifest line names. Exit 1 on any problem."""
+    lines), look for episode ids and evaluation cells (run, task, harness, seed) stored twice, and list files no
+    manifest line names. Exit 1 on any problem."""
     with user_errors():
         s = _open(store, verify="none", damaged_ok=True)
         with progress() as bar:

@@ -11,10 +11,15 @@ of its scope). Out-of-scope cells are listed with their reason, never silently d
 minus sealed ones. Sealed tasks/harnesses are refused unless the evaluation IS the seal's
 one evaluation (`sealed=`): then the cells come from the manifest and the result is written
 once, hash-chained to it.
+
+A run id holds each cell once: `run_eval` refuses a plan whose cells the run id already has in the
+store, and with `resume=True` runs only the missing ones and reports the stored and the new together,
+so a killed evaluation resumed ends with the same cells as one that was never interrupted (resume.py).
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +32,8 @@ from harnessrl.config import ConfigError
 from harnessrl.episode import Episode
 from harnessrl.evaluate import seal as sealing
 from harnessrl.evaluate.matrix import cell_table, harness_summary
+from harnessrl.evaluate.resume import cell_of, check_resumable, stored, stored_episodes
+from harnessrl.records.integrity import EVAL_META
 from harnessrl.harness.base import Harness, builtin_specs, make_harness
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.records import RecordStore
@@ -135,36 +142,56 @@ def plan_eval(suite: str | Any, harnesses: Sequence[str] = ("all",), seeds: int 
 
 
 def default_run_id(spec: PolicySpec) -> str:
-    return f"eval-{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    # the random tail: two evaluations started in the same second must not share (and be refused) a run id
+    return f"eval-{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
 
 def run_eval(policy: PolicySpec | str, plan: EvalPlan, store: RecordStore, *, backend: str = "local", workers: int = 1,
              group_size: int = 1, run_id: str | None = None, ks: Sequence[int] = (1,), address: str | None = None,
-             on_progress: Callable[[int], None] | None = None, rewards: RewardHook | None = None) -> EvalResult:
+             on_progress: Callable[[int], None] | None = None, rewards: RewardHook | None = None,
+             resume: bool = False) -> EvalResult:
     """Run the plan's cells, append episodes to `store` as chunks finish, compute the matrices. `rewards` (reward
     functions on top of the verifier) and the tasks' own (task.toml reward_funcs) run here, on the host, on each
-    graded chunk before it is stored."""
+    graded chunk before it is stored. Cells `run_id` already holds in `store` are refused, or with `resume` kept
+    and not run again (their stored episodes are in the result)."""
     spec = PolicySpec.parse(policy) if isinstance(policy, str) else policy
     run_id = run_id or default_run_id(spec)
     if not plan.cells:
         raise ConfigError("nothing to run: every task x harness cell is out of scope "
                           + "; ".join(f"{t} x {h}: {r}" for t, h, r in plan.out_of_scope[:5]))
-    jobs = [Job(h.spec, t, s) for t, h in plan.cells for s in plan.seeds]
+    order = [cell_of(task_id(t), h.id, s) for t, h in plan.cells for s in plan.seeds]
+    have = stored(store, run_id)
+    done_keys = set(order) & have.cells
+    if done_keys and not resume:
+        raise ConfigError(f"run {run_id!r} already holds {len(done_keys)} of these {len(order)} episodes in {store.root}; "
+                          "resume it (resume=True, `harnessrl eval --resume`) to run only the missing ones, or choose "
+                          "another run id")
+    if resume:
+        check_resumable(have, str(spec))
+    done = stored_episodes(store, run_id, done_keys) if done_keys else {}
+    jobs = [Job(h.spec, t, s) for t, h in plan.cells for s in plan.seeds if cell_of(task_id(t), h.id, s) not in done]
 
     check_tasks([t for t, _ in plan.cells])  # the tasks' own reward functions import, before any rollout
 
-    def stored(chunk: list[Episode]) -> None:
+    def commit(chunk: list[Episode]) -> None:
         apply_rewards(rewards or RewardHook(), chunk)  # the run's and each task's reward functions
+        for ep in chunk:  # marks an evaluation episode: one per cell (records verify) and its policy (resume)
+            ep.metadata[EVAL_META] = str(spec)
         store.append(chunk)
         if on_progress is not None:
             on_progress(len(chunk))
 
     t0 = time.perf_counter()
-    episodes = run_jobs(spec, jobs, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
-                        address=address, on_chunk=stored)
+    if done and on_progress is not None:
+        on_progress(len(done))
+    fresh = run_jobs(spec, jobs, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
+                     address=address, on_chunk=commit) if jobs else []
+    # stored and new episodes in plan order: a resumed run's result reads like an uninterrupted one's
+    by_cell = done | {cell_of(e.context.task_id, e.context.harness_id, e.context.seed): e for e in fresh}
+    episodes = [by_cell[k] for k in order if k in by_cell]
     ks = tuple(sorted(set(ks) | {1}))
     result = EvalResult(run_id, str(spec), plan, episodes, cell_table(episodes, ks), harness_summary(episodes, ks),
-                        time.perf_counter() - t0, ks=ks)
+                        time.perf_counter() - t0, ks=ks, info={"resumed": len(done)})
     if plan.seal is not None:
         summary = {"policy": str(spec), "run_id": run_id, "summary": result.summary, "cells": result.cells,
                    "out_of_scope": plan.out_of_scope}

@@ -7,8 +7,12 @@
   `records query` does not hash the store again, and any write to a shard (which moves its
   mtime/ctime) makes it be checked again.
 - `verify_store`: everything above for every shard, plus the manifest's repairable damage (torn
-  last line, duplicate lines), episode ids stored twice, and files under shards/ no manifest
-  line names, told apart by whether a live writer holds the store.
+  last line, duplicate lines), episode ids stored twice, evaluation cells stored twice (below),
+  and files under shards/ no manifest line names, told apart by whether a live writer holds the
+  store.
+- An evaluation cell is (run id, task, harness, seed); every episode `harnessrl eval` stores
+  carries `metadata[EVAL_META]` (the policy it ran), so only evaluation episodes are held to one
+  per cell: training, audits' replays and the skill optimizer may repeat a task x harness x seed.
 - `recover` rebuilds a lost or unreadable manifest from the shards (each Parquet file carries
   its schema and row count); `repair` trims a torn last line and duplicate lines. Neither runs
   by itself: reads refuse a damaged store and name the command.
@@ -35,6 +39,9 @@ from harnessrl.records.manifest import (
 )
 
 CACHE = ".verified.json"
+EVAL_META = "eval"  # metadata key of every evaluation episode: the policy spec it ran
+CELL_KEY = ("run_id", "task_id", "harness_id", "seed")  # one episode per evaluation cell
+_SHOWN_CELLS = 200  # a whole run stored twice would print thousands of lines; the count says the rest
 
 
 def sha256_file(path: Path) -> str:
@@ -135,6 +142,24 @@ def _duplicate_ids(root: Path, shards: list[ShardInfo]) -> list[str]:
             f"{len(ids)} rows, {len(pc.unique(ids))} distinct ids"]
 
 
+def _duplicate_cells(root: Path, shards: list[ShardInfo]) -> list[str]:
+    """One line per evaluation cell stored more than once (a run re-run or resumed twice into one store)."""
+    counts: dict[tuple, int] = {}
+    for s in shards:
+        t = pq.read_table(root / s.file, columns=[*CELL_KEY, "metadata"])
+        # substring first (cheap), then the JSON: only a top-level key marks an evaluation episode
+        t = t.filter(pc.fill_null(pc.match_substring(t.column("metadata"), f'"{EVAL_META}":'), False))
+        for *key, meta in zip(*(t.column(c).to_pylist() for c in (*CELL_KEY, "metadata"))):
+            if EVAL_META in json.loads(meta):
+                counts[tuple(key)] = counts.get(tuple(key), 0) + 1
+    dup = sorted(((k, n) for k, n in counts.items() if n > 1), key=lambda kn: tuple(map(str, kn[0])))
+    out = [f"evaluation cell stored {n} times: run {run!r}, task {task!r}, harness {harness!r}, seed {seed}"
+           for (run, task, harness, seed), n in dup[:_SHOWN_CELLS]]
+    if len(dup) > _SHOWN_CELLS:
+        out.append(f"... and {len(dup) - _SHOWN_CELLS} more evaluation cells stored more than once")
+    return out
+
+
 def verify_store(root: Path, manifest: Manifest, progress=lambda: None) -> dict[str, Any]:
     """Every check, none stopping at the first failure. `problems` empty means the store is sound."""
     problems = [p + f"; repair it with {repair_hint(root)}" for p in manifest.problems]
@@ -147,6 +172,7 @@ def verify_store(root: Path, manifest: Manifest, progress=lambda: None) -> dict[
             problems.append(str(err))
         progress()
     problems += _duplicate_ids(root, good)
+    problems += _duplicate_cells(root, good)
     with writers_paused(root) as quiet:
         # under the writers lock no commit can land between reading the manifest and listing the files
         committed = {s.file for s in read_manifest(root).shards} if quiet else {s.file for s in manifest.shards}

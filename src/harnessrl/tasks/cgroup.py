@@ -30,12 +30,20 @@ thread and skips that lock (kernel >= 6.0); the shell is single-threaded, so tha
 whole process. Hence v1 hierarchies join through `tasks`, and v2 (which moves only whole
 processes across domains) through `cgroup.procs`: a pure v2 machine pays the grace period unless
 its cgroup2 mount has `favordynmods` (docs/security.md).
+
+Leftovers: a run killed with SIGKILL never removes its episodes' cgroups, so each name carries its
+owner, `harnessrl-<name>-by-<pidns>-<pid>-<start>` (the creating process's pid namespace, pid and
+start time: a recycled pid is not mistaken for the owner). `cleanup_stale()`, called by the
+workspace reaper at the next start, kills what is left in the cgroups of owners that are gone and
+removes them; an owner in another pid namespace (another container sharing the hierarchy) cannot
+be judged from here and is left alone, and so are names without an owner (older versions).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -43,6 +51,27 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 PREFIX = "harnessrl-"
+_OWNED = re.compile(re.escape(PREFIX) + r"(?P<name>.+)-by-(?P<ns>\d+)-(?P<pid>\d+)-(?P<start>\d+)")
+
+
+def _pid_ns() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat); None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _owner_tag() -> str:
+    return f"{_pid_ns()}-{os.getpid()}-{_start_time(os.getpid()) or 0}"
 
 
 @dataclass(frozen=True)
@@ -107,6 +136,7 @@ class EpisodeCgroup:
             return None
         mounts = _own_cgroups()
         v2 = next((m for m in mounts if m.kind == "v2"), None)
+        name = f"{name}-by-{_owner_tag()}"  # the reaper tells a dead owner's leftovers by this (module docstring)
         dirs: list[Path] = []
         limited = False
         if v2 is not None and {"memory", "pids"} <= set(_controllers(v2.path / "cgroup.subtree_control")):
@@ -206,6 +236,35 @@ class EpisodeCgroup:
             _rmdir(d)
 
 
+def cleanup_stale() -> int:
+    """Kill what is left in the episode cgroups of owners that died (kill -9 of an eval or a training
+    run) and remove those cgroups; a live owner's are never touched. Returns how many were removed."""
+    if os.geteuid() != 0:
+        return 0
+    ns = _pid_ns()
+    stale: dict[str, list[Path]] = {}  # one episode's directories across the hierarchies
+    for mount in _own_cgroups():
+        try:
+            entries = list(mount.path.iterdir())
+        except OSError:
+            continue
+        for d in entries:
+            m = _OWNED.fullmatch(d.name)
+            if m is None or int(m["ns"]) != ns or not d.is_dir():
+                continue
+            now = _start_time(int(m["pid"]))
+            # gone, or its pid now names another process (start 0: the owner could not read its own; pid only)
+            if now is None or (int(m["start"]) and now != int(m["start"])):
+                stale.setdefault(d.name, []).append(d)
+    removed = 0
+    for dirs in stale.values():
+        EpisodeCgroup(dirs, limited=False).remove()  # pids.max 0 first on v1, so no leftover can fork past
+        removed += not any(d.exists() for d in dirs)
+    if removed:
+        log.info("removed %d episode cgroup(s) of dead runs", removed)
+    return removed
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text().strip()
@@ -240,4 +299,4 @@ def _rmdir(d: Path) -> None:
             time.sleep(0.01)
 
 
-__all__ = ["EpisodeCgroup"]
+__all__ = ["EpisodeCgroup", "cleanup_stale"]

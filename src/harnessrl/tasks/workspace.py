@@ -51,6 +51,7 @@ import tempfile
 import weakref
 from pathlib import Path
 
+from harnessrl.tasks.cgroup import cleanup_stale as cgroup_cleanup_stale
 from harnessrl.tasks.fileops import APP, EditError, SafeFiles, WorkspaceError
 
 DEFAULT_BASE = Path(tempfile.gettempdir()) / "harnessrl-workspaces"
@@ -120,7 +121,9 @@ def remove_tree(path: Path) -> None:
 
 
 def cleanup_stale(base: Path = DEFAULT_BASE) -> int:
-    """Remove workspaces whose owning process died without closing them. Returns how many."""
+    """Remove workspaces whose owning process died without closing them, and (root) the episode
+    cgroups such a process left (cgroup.py). Returns how many workspaces were removed."""
+    cgroup_cleanup_stale()  # a kill -9'd run leaves both; its cgroups do not live under `base`
     removed = 0
     if not base.is_dir():
         return 0
