@@ -159,6 +159,9 @@ class _RemoteClass(type):
     def __repr__(cls):
         return f"<class {cls.__qualname__!r} of the agent's>"
 
+    def __bool__(cls):  # a class is true, whatever its __len__ (defined below for Enums) says
+        return True
+
     def __iter__(cls):  # an Enum's members
         return _request("op", cls, "__iter__", ())
 
@@ -221,14 +224,17 @@ def _refresh(old, value) -> None:
 
 
 def _trusted_class(module: str, qualname: str):
-    """A class of a module this process already imported from the trusted base, or None."""
+    """A class of a module this process already imported from the trusted base (an exception class,
+    or any standard-library class), or None. Never the grader's own modules."""
     mod = sys.modules.get(module)
-    if mod is None or isinstance(mod, RemoteModule) or not module:
+    if mod is None or isinstance(mod, RemoteModule) or not module or module.startswith("harnessrl"):
         return None
     obj = mod
     for part in qualname.split("."):
         obj = vars(obj).get(part) if isinstance(obj, (types.ModuleType, type)) else None
-    return obj if isinstance(obj, type) and "__harnessrl_ref__" not in vars(obj) else None
+    if not isinstance(obj, type) or "__harnessrl_ref__" in vars(obj):
+        return None
+    return obj if issubclass(obj, BaseException) or module.split(".")[0] in sys.stdlib_module_names else None
 
 
 def _is_remote(obj) -> bool:
@@ -366,6 +372,10 @@ def _exception(desc):
         exc = cls(text) if name else cls.__new__(cls, text)
     if not name:
         BaseException.__init__(exc, *args)
+        attrs = desc.get("attrs") or {}
+        if type(attrs) is not dict:
+            raise AgentBridgeError("malformed exception attributes")
+        vars(exc).update({str(k): _decode(v) for k, v in attrs.items() if not str(k).startswith("__")})
         vars(exc)["_remote_str"] = text if type(text) is str else ""
         vars(exc)["_remote_obj"] = _decode(desc.get("obj"))
     if type(tb) is str and tb:

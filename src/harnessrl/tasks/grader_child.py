@@ -79,6 +79,22 @@ def _ref(obj) -> int:
 _EXC_BUILTINS = {name for name, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
 
 
+_homes: dict = {}
+
+
+def _home(cls) -> str:
+    """The module a class really lives in: pytest sets `Skipped.__module__ = "builtins"` for its
+    tracebacks, so a class not found where __module__ says is looked up in sys.modules."""
+    name = str(getattr(cls, "__module__", "") or "")
+    if getattr(sys.modules.get(name), cls.__qualname__.split(".")[0], None) is not None or id(cls) in _homes:
+        return _homes.get(id(cls), name)
+    for mod_name, mod in list(sys.modules.items()):
+        if getattr(mod, "__dict__", {}).get(cls.__name__) is cls:
+            _homes[id(cls)] = mod_name
+            return mod_name
+    return name
+
+
 def _handle(obj) -> list:
     """["r", ref, kind, qualname, extra]: an object that stays here."""
     if isinstance(obj, type(sys)):
@@ -90,7 +106,7 @@ def _handle(obj) -> list:
                             and c.__name__ in _EXC_BUILTINS), "Exception")
             bases = [_handle(b) for b in obj.__bases__ if issubclass(b, BaseException) and b.__module__ != "builtins"]
             extra = {"exception": builtin, "bases": bases[:1]}
-        extra["module"] = str(getattr(obj, "__module__", "") or "")
+        extra["module"] = _home(obj)
         return ["r", _ref(obj), "class", getattr(obj, "__qualname__", "?"), extra]
     kind = "callable" if callable(obj) else "object"
     return ["r", _ref(obj), kind, type(obj).__qualname__, {}]
@@ -287,7 +303,14 @@ def _describe(err: BaseException) -> dict:
         text = str(err)
     except Exception:  # noqa: BLE001
         text = t.__name__
+    attrs = {}
+    for k, v in list(getattr(err, "__dict__", {}).items())[:50]:
+        try:
+            attrs[str(k)] = _encode(v)
+        except Exception:  # noqa: BLE001
+            pass
     return {"builtin": t.__name__ if t.__module__ == "builtins" and t.__name__ in _EXC_BUILTINS else None,
+            "attrs": attrs,
             "type": _handle(t), "obj": _handle(err), "args": args, "str": text[:4000],
             "tb": "".join(traceback.format_exception(t, err, err.__traceback__))[-4000:]}
 
