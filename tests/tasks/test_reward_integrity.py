@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harnessrl.tasks import grader
 from harnessrl.tasks.grader import live_processes, parse_report
 from harnessrl.tasks.reward_files import read_reward_file, read_rewards
 from harnessrl.tasks.runtime import TaskRuntime
@@ -124,14 +125,21 @@ def test_planted_reward_dir_or_json_then_killed_run_is_test_error(sandbox, tmp_p
         assert rt.score().success
 
 
-def test_zero_collected_tests_is_never_solved(sandbox, tmp_path):
+@pytest.mark.parametrize("bridge", [True, False], ids=["bridge", "in-process"])
+def test_zero_collected_tests_is_never_solved(sandbox, tmp_path, monkeypatch, bridge):
+    monkeypatch.setattr(grader, "BRIDGE", bridge)
     task = make_task(tmp_path)
     assert classify(task, [])[0] == "test_error"
     with TaskRuntime(task, sandbox) as rt:
-        # the tested module ends the test process before a single test is collected
+        # the tested module ends its process before a single test ran: in-process that is the test
+        # process (no report); through the bridge only the agent's child dies and every test fails
         rt.workspace.write_text("calc.py", FIXED + "\nimport os\nos._exit(0)\n")
         s = rt.score()
-        assert s.outcome == "test_error" and "no grader report" in s.detail, s.summary()
+        if bridge:
+            assert s.outcome == "dropped_requirement+broke_existing", s.summary()
+            assert {t.outcome for t in s.tests} == {"error"}, s.summary()
+        else:
+            assert s.outcome == "test_error" and "no grader report" in s.detail, s.summary()
         # deselecting every test from inside the tested module: nothing ran, nothing solved
         rt.workspace.write_text("calc.py", FIXED + "\nimport pytest\npytest.skip('none', allow_module_level=True)\n")
         assert not rt.score().success
@@ -279,7 +287,11 @@ def test_git_hooks_and_fsmonitor_never_run_as_the_grader(sandbox, tmp_path):
     assert "ATTACK" not in s.run.output
 
 
-def test_pytest_patched_from_the_tested_module_is_test_error(sandbox, tmp_path):
+@pytest.mark.parametrize("bridge", [True, False], ids=["bridge", "in-process"])
+def test_pytest_patched_from_the_tested_module_is_test_error(sandbox, tmp_path, monkeypatch, bridge):
+    """In-process the integrity check catches each patch (test_error); through the bridge the patches
+    run in the agent's child, where pytest is not, and the verdict is the honest one."""
+    monkeypatch.setattr(grader, "BRIDGE", bridge)
     task = make_task(tmp_path)
     patches = {
         "report": """
@@ -322,6 +334,9 @@ def test_pytest_patched_from_the_tested_module_is_test_error(sandbox, tmp_path):
         for name, patch in patches.items():
             rt.workspace.write_text("calc.py", WRONG + textwrap.dedent(patch))
             s = rt.score()
+            if bridge:
+                assert s.outcome.startswith("dropped_requirement"), (name, s.summary())
+                continue
             assert not s.success and s.outcome == "test_error", (name, s.summary())
             assert "integrity" in s.detail, (name, s.detail)
 

@@ -117,12 +117,16 @@ def test_agent_cannot_shadow_pytest_or_skip_its_way_to_solved(sandbox, tmp_path)
                 "print('PASSED requirement/test_sub.py::test_sub')\nprint('PASSED regression/test_add.py::test_add')\n")
         rt.workspace.write_text("pytest.py", fake)  # python -P: /app is not on the path for `-m pytest`
         assert rt.score().outcome == "dropped_requirement"
+        # (the agent's own modules, in the bridge's child, import /app first, as plain Python would:
+        # the fake pytest.py would shadow the real one there, so it goes before the skip attack)
+        assert rt.run("rm /app/pytest.py").exit_code == 0
         rt.workspace.write_text("calc.py", MODULE + "\nimport pytest\npytest.skip('nothing to see', allow_module_level=True)\n")
         s = rt.score()
         assert s.outcome == "dropped_requirement+broke_existing"
         assert {t.outcome for t in s.tests} == {"skipped"}
         rt.workspace.write_text("calc.py", MODULE.replace("a + b  #", "a - b  #") + "\nimport os\nos._exit(0)\n")
-        assert rt.score().outcome == "test_error"  # pytest died: no summary, never solved
+        # the agent's process died (the bridge's child): every test that needed it fails, never solved
+        assert rt.score().outcome == "dropped_requirement+broke_existing"
 
 
 def test_hung_tests_time_out_as_test_error(sandbox, tmp_path):

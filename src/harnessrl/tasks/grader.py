@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
 import errno
 import os
 import shutil
@@ -55,6 +56,10 @@ PLUGIN_AT = "/grader"
 LOGS_AT = "/logs/verifier"
 PLUGIN_SOURCE = Path(__file__).with_name("grader_plugin.py")
 INIT_SOURCE = Path(__file__).with_name("grader_init.py")
+BRIDGE_SOURCES = (Path(__file__).with_name("grader_bridge.py"), Path(__file__).with_name("grader_child.py"))
+# The agent-call bridge (grader_bridge.py): tests' imports of the agent's modules run in a child
+# process. False only in tests that show an attack on the in-process grader is real.
+BRIDGE = True
 REPORT_MAX_BYTES = 16 << 20
 OUTCOME_WORDS = ("passed", "failed", "error", "skipped", "xfail", "xpass")
 _PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider\n"
@@ -216,7 +221,8 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
             p = os.path.join(dirpath, name)
             os.chmod(p, 0o755 if os.stat(p).st_mode & 0o100 else 0o644)
     plugin = _root_dir(gws.home / "grader")
-    for source, name in ((PLUGIN_SOURCE, "harnessrl_grader.py"), (INIT_SOURCE, "harnessrl_init.py")):
+    for source, name in ((PLUGIN_SOURCE, "harnessrl_grader.py"), (INIT_SOURCE, "harnessrl_init.py"),
+                         (BRIDGE_SOURCES[0], "harnessrl_bridge.py"), (BRIDGE_SOURCES[1], "harnessrl_child.py")):
         shutil.copyfile(source, plugin / name)
         os.chmod(plugin / name, 0o644)
     return [Bind(tests, TESTS_AT), Bind(plugin, PLUGIN_AT)]
@@ -226,10 +232,13 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
 
 
 def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, python: str = "python",
-               runner_path: tuple[str, ...] = (), network=None) -> tuple[dict | None, str, SandboxResult]:
+               runner_path: tuple[str, ...] = (), network=None, child_python: list[str] | None = None,
+               agent_paths: list[str] | None = None) -> tuple[dict | None, str, SandboxResult]:
     """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run).
     In a task image (tasks/images/grading.py) `python` is the image's interpreter and `runner_path`
-    the grader layer's folder holding pytest."""
+    the grader layer's folder holding pytest. `child_python` (argv) runs the agent's modules the tests
+    import (default: the grader's own interpreter), from `agent_paths` (default: /app and the task's
+    PYTHONPATH entries under it)."""
     binds = _stage_tests(task, gws)
     targets = [f"{TESTS_AT}/{f}" for g in TEST_GROUPS for f in task.test_files.get(g, ())]
     cmd = [python, "-I", f"{PLUGIN_AT}/harnessrl_init.py", python, "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
@@ -239,7 +248,10 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, p
     with tempfile.TemporaryFile(dir=gws.home) as report:  # root's, 0600, unlinked: no path to it exists
         env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                "PYTHONPATH": _grader_pythonpath(task.env.get("PYTHONPATH", ""), runner_path),
-               "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app"}
+               "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app",
+               "HARNESSRL_BRIDGE": "on" if BRIDGE else "off",
+               "HARNESSRL_AGENT_PATHS": json.dumps(agent_paths or _agent_paths(task.env.get("PYTHONPATH", ""))),
+               **({"HARNESSRL_CHILD_PYTHON": json.dumps(list(child_python))} if child_python else {})}
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
         run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()],
@@ -265,6 +277,12 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, p
         return None, f"report ({'all passed' if all_passed else 'failures'}) disagrees with exit status " \
                      f"{parsed['exitstatus']}", run
     return parsed, "", run
+
+
+def _agent_paths(task_path: str) -> list[str]:
+    """Where the agent's importable code lives: /app, then the task's PYTHONPATH entries under /app."""
+    under = [p for p in task_path.split(":") if p == "/app" or p.startswith("/app/")]
+    return ["/app", *(p for p in under if p != "/app")]
 
 
 def _grader_pythonpath(task_path: str, runner_path: tuple[str, ...] = ()) -> str:

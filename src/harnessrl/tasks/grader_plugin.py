@@ -27,12 +27,17 @@ ways the snapshot does not cover, or write its own report and exit. See docs/sec
 
 import builtins
 import ctypes
+import json
 import os
 import sys
 import types
 
 _FD = int(os.environ.pop("HARNESSRL_REPORT_FD", "-1"))
 _APP = os.environ.pop("HARNESSRL_APP", "/app")
+_BRIDGE = os.environ.pop("HARNESSRL_BRIDGE", "on") != "off"
+_CHILD = json.loads(os.environ.pop("HARNESSRL_CHILD_PYTHON", "null") or "null") or [sys.executable, "-P"]
+_AGENT_PATHS = json.loads(os.environ.pop("HARNESSRL_AGENT_PATHS", "null") or "null") or [_APP]
+_TESTS = os.environ.pop("HARNESSRL_TESTS", "/tests")
 _write, _exit, _repr, _id, _isinstance = os.write, os._exit, repr, id, isinstance
 if _FD >= 0:
     os.set_inheritable(_FD, False)
@@ -40,7 +45,16 @@ try:
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
 except (OSError, AttributeError):
     pass
-sys.path[:] = [p for p in sys.path if p not in ("", ".", _APP) and not p.startswith(_APP + "/")] + [_APP]
+_AGENT_ROOTS = [_APP, *_AGENT_PATHS]
+sys.path[:] = [p for p in sys.path if p not in ("", ".") and not any(p == a or p.startswith(a + "/") for a in _AGENT_ROOTS)]
+if _BRIDGE:
+    # The agent's modules are imported in a child process (grader_bridge.py): no agent code ever runs
+    # in this interpreter, so nothing can patch pytest, register a hook or write the report.
+    import harnessrl_bridge  # noqa: E402
+
+    harnessrl_bridge.install(_CHILD, _AGENT_PATHS, trusted=list(sys.path), tests=_TESTS)
+else:  # the in-process grader (tests switch the bridge off to show that an attack is real)
+    sys.path.append(_APP)
 
 import _pytest.assertion.rewrite  # noqa: E402  (imported now so the snapshot covers them)
 import _pytest.assertion.util  # noqa: E402
@@ -99,12 +113,21 @@ _config = None
 
 
 def _foreign_hooks() -> list:
+    """Every hook implementation (not a fixed list of hooks) must come from a file of the trusted base or
+    /tests, and every plugin registered after session start must be a conftest of /tests."""
     bad = []
     if _config is None:
         return bad
-    for hook in _CRITICAL_HOOKS:
+    for plugin in _config.pluginmanager.get_plugins():
+        if _id(plugin) in _PLUGINS_AT_START:
+            continue
+        owner = plugin if _isinstance(plugin, types.ModuleType) else sys.modules.get(type(plugin).__module__)
+        origin = getattr(owner, "__file__", None) or ""
+        if not origin.startswith("/") or any(origin.startswith(a + "/") for a in _AGENT_ROOTS):
+            bad.append(f"plugin {_config.pluginmanager.get_name(plugin)!r} from {origin or '?'} registered during the tests")
+    for hook in sorted(set(_CRITICAL_HOOKS) | set(vars(_config.hook))):
         caller = getattr(_config.hook, hook, None)
-        for impl in caller.get_hookimpls() if caller is not None else ():
+        for impl in caller.get_hookimpls() if hasattr(caller, "get_hookimpls") else ():
             path = getattr(sys.modules.get(getattr(impl.function, "__module__", "") or ""), "__file__", None) or ""
             code_file = getattr(getattr(impl.function, "__code__", None), "co_filename", "") or ""
             if path.startswith(_APP + "/") or code_file.startswith(_APP + "/") or code_file.startswith("<"):
@@ -135,6 +158,7 @@ def pytest_sessionstart(session):
     # The baseline: pytest has finished configuring itself (legacypath, assertion rewriting
     # patch a few attributes), and no test module — so none of the agent's code — is imported.
     _BASE.update(_fingerprint())
+    _PLUGINS_AT_START.update(_id(p) for p in session.config.pluginmanager.get_plugins())
 
 
 def pytest_collectreport(report):
@@ -174,3 +198,4 @@ def pytest_sessionfinish(session, exitstatus):
     _finish(session.exitstatus)
 
 _BASE: dict = {}
+_PLUGINS_AT_START: set = set()
