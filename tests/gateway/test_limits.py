@@ -125,6 +125,19 @@ def test_5000_bad_key_calls_are_one_count_and_a_bounded_sample():
         gw.close()
 
 
+def test_garbled_http_is_a_counted_refusal_too():
+    gw = gateway()
+    try:
+        for raw in (b"GET / HTTP/x.y\r\n\r\n", b"GET /v1/models HTTP/1.1\r\n" + b"X: y\r\n" * 200 + b"\r\n",
+                    b"OPTIONS /v1/models HTTP/1.1\r\n\r\n"):
+            with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as s:
+                s.sendall(raw)
+                assert s.recv(100)  # http.server's error page (a bad version gets no status line: HTTP/0.9)
+        assert gw.refusal_counts == {"bad_http": 3} and answers_a_good_request(gw)
+    finally:
+        gw.close()
+
+
 def test_a_refusals_reason_is_truncated_in_the_sample():
     gw = gateway()
     try:
@@ -158,7 +171,8 @@ CHAT_MALFORMED = [
     {"messages": [{"role": "assistant", "content": None, "tool_calls": [1]}]},
     {"messages": [{"role": "assistant", "content": None, "tool_calls": "x"}]},
     {"messages": [{"role": "assistant", "content": None, "tool_calls": [{"function": "f"}]}]},
-    {"messages": [{"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}]},
+    {"messages": [{"role": "assistant", "content": None,
+                   "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}]},
     {"messages": [{"role": "user", "content": None, "tool_calls": []}]},
     {"model": 5, "messages": MSG},
     {"model": ["tiny"], "messages": MSG},
@@ -273,3 +287,12 @@ def test_a_bad_limit_is_a_one_line_error_naming_it(field, value):
         Limits.from_options({"max_request_bytes": 0})
     assert Limits.from_options({"max_request_bytes": 99, "gateway": {"max_connections": 3}}) == Limits(
         max_request_bytes=99, max_connections=3)
+
+
+def test_a_program_harness_names_its_bad_gateway_option_before_any_episode():
+    from harnessrl.harness.base import load_spec, make_harness
+
+    assert make_harness(load_spec("mini-swe-agent", ["options.gateway.max_connections=4"])).gateway_limits == Limits(
+        max_connections=4)
+    with pytest.raises(ConfigError, match="^options.gateway.request_timeout_s='soon': must be a number of seconds"):
+        make_harness(load_spec("mini-swe-agent", ["options.gateway.request_timeout_s=soon"]))

@@ -8,7 +8,8 @@ reads with a per-recv timeout only. An adversarial program used both: 900 half-o
 connections took the host process from 9 to 909 threads, and a client that sends a byte now
 and then keeps its thread as long as it likes. Here the cap is checked at accept, before a
 thread exists (a connection past it is closed unread), and the reads of each request share one
-deadline. Both need the server's `gateway` (its `limits`, and `_refused` to count what they cut).
+deadline. http.server's own error answers (garbled request line, too many headers) are counted
+as refusals too. All need the server's `gateway` (its `limits`, and `_refused` to count).
 """
 
 from __future__ import annotations
@@ -118,6 +119,14 @@ class DeadlineHandler(BaseHTTPRequestHandler):
         self.rfile.close()  # the socket's own reader: its reference would keep the fd open after close
         self.clock = DeadlineReader(self.connection, limits.idle_timeout_s, limits.request_timeout_s, self.timeout)
         self.rfile = io.BufferedReader(self.clock)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own refusals (a garbled request line, headers too long or too many, HEAD,
+        # OPTIONS, ...) are refusals of this episode's program too: counted like the gateway's
+        self.clock.done()
+        self.server.gateway._refused(  # type: ignore[attr-defined]
+            code, "bad_http", f"{message or ''} {explain or ''}".strip(), "bad_http")
+        super().send_error(code, message, explain)
 
     def handle_one_request(self) -> None:
         self.clock.expect()

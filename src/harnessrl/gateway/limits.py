@@ -42,7 +42,7 @@ from harnessrl.config import ConfigError
 
 REASON_CHARS = 300
 # refusal kinds by the wire code they answer with; the limits add their own (too_deep, too_many,
-# no_length, slow_request, too_many_connections)
+# no_length, slow_request, too_many_connections, bad_http)
 KIND_OF_CODE = {"invalid_api_key": "bad_key", "context_length_exceeded": "too_large", "budget_exceeded": "over_budget",
                 "episode_ended": "episode_ended", "not_found": "not_found", "method_not_allowed": "bad_method",
                 "invalid_request_error": "malformed"}

@@ -75,7 +75,8 @@ def check_request(body: Any, *, max_messages: int = MAX_MESSAGES, max_tools: int
         fn = t.get("function") if isinstance(t, dict) else None
         if (not isinstance(fn, dict) or t.get("type", "function") != "function" or not isinstance(fn.get("name"), str)
                 or not isinstance(fn.get("parameters") or {}, dict)):
-            raise WireError(f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ..., 'parameters': {{...}}}}}}")
+            raise WireError(f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ..., "
+                            "'parameters': {...}}}")
     choice = body.get("tool_choice")
     if choice is not None and choice not in ("none", "auto", "required") and not (
             isinstance(choice, dict) and isinstance(choice.get("function"), dict)

@@ -27,12 +27,11 @@ a 4xx that they give up on, with `x-should-retry: false` for the SDK (openai `_s
 translation (responses_wire.py): the call's `request` is the chat-completions form of its body,
 and its answer goes back as a Responses object or event stream; `Call.wire` says which.
 
-An adversarial program is held to `Limits` (limits.py): connections at once (more are closed at
-accept, no thread started), a deadline for each request's headers and body (a slow client is
-cut, unanswered), the body's size, JSON nesting and list lengths, all checked before the body is
-parsed or admitted. Each refusal is counted by kind in `Gateway.refusal_counts` and the first
-`refusal_samples` are kept in `Gateway.refusals` with their reasons (logged as warnings; later
-ones at debug), so an episode can report why its program stopped without one record per refusal.
+An adversarial program is held to `Limits` (limits.py, connections.py): connections at once, a
+deadline per request, the body's size, nesting and list lengths, checked before it is parsed or
+admitted. Refusals are counted by kind (`Gateway.refusal_counts`) and the first
+`refusal_samples` kept with their reasons (`Gateway.refusals`), so an episode can report why its
+program stopped without one record per refusal.
 
 Standard library only (`http.server.ThreadingHTTPServer`): one episode has at most a few
 concurrent requests, the server runs on a socket the host created inside the episode's network
