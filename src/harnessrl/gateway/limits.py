@@ -147,5 +147,10 @@ class RefusalLog:
             self.sample.append(Refusal(status, code, reason, time.time(), kind))
             return True
 
+    def snapshot(self) -> tuple[list[Refusal], dict[str, int]]:
+        """Copies of the sample and the counts, taken under the lock (HTTP threads add meanwhile)."""
+        with self._lock:
+            return list(self.sample), dict(self.counts)
+
 
 __all__ = ["Limits", "Refusal", "RefusalLog", "check_limits", "nesting_depth", "no_constants"]

@@ -188,12 +188,12 @@ class Gateway:
     @property
     def refusals(self) -> list[Refusal]:
         """The first `limits.refusal_samples` refusals (reasons truncated); all are in `refusal_counts`."""
-        return list(self._refusals.sample)
+        return self._refusals.snapshot()[0]
 
     @property
     def refusal_counts(self) -> dict[str, int]:
         """Every refusal so far, counted by kind (limits.KIND_OF_CODE and the limits' own kinds)."""
-        return dict(self._refusals.counts)
+        return self._refusals.snapshot()[1]
 
     def _refused(self, status: int, code: str, reason: str, kind: str | None = None) -> None:
         sampled = self._refusals.add(status, code, reason, kind)
@@ -368,6 +368,8 @@ class _Handler(DeadlineHandler):
                 self.send_header(k, v)
             if self.close_connection:
                 self.send_header("Connection", "close")
+            else:  # clients that read the hint (undici) drop the idle connection before it is cut
+                self.send_header("Keep-Alive", f"timeout={int(self.clock.idle_s)}")
             self.end_headers()
             self.wfile.write(data)
         except OSError:  # the program hung up (killed mid-call): nothing to answer
