@@ -11,16 +11,17 @@ Each limit answers one attack seen in a red-team round:
 
 - `max_connections` (16): connections served at once. The server has one thread per
   connection; past the cap a new connection is closed at accept, before any thread exists, so
-  900 half-open connections cost 16 threads, not 900.
+  900 half-open connections cost at most 16 threads, not 900.
 - `idle_timeout_s` (30) / `request_timeout_s` (10): a connection gets `idle_timeout_s` for the
-  first byte of each request (a new connection and a kept-alive one alike: the programs' own
-  clients drop idle connections after 4-5 s) and then `request_timeout_s` for the rest of the
-  request line, the headers and the body, in total. A per-recv timeout would let a client that
-  sends one byte a second hold a thread forever; this is a deadline.
+  first byte of each request (a new connection and a kept-alive one alike: httpx and undici
+  drop idle connections after 4-5 s themselves, and Codex's client reopens one it finds closed)
+  and then `request_timeout_s` for the rest of the request line, the headers and the body, in
+  total. A per-recv timeout would let a client that sends one byte a second hold a thread for
+  ever; this is a deadline.
 - `max_request_bytes` (4 MiB): checked on the Content-Length, before a byte of the body is read.
 - `max_depth` (64): JSON nesting, counted on the bytes without recursion before `json.loads`
-  (which recurses, and a 200,000-deep array ends it with RecursionError). Real requests nest a
-  tool's JSON schema at most ~15 deep.
+  (which recurses, and a 200,000-deep array ends it with RecursionError; the stdlib decoder gives
+  up near 1,000). A request nests a few levels plus its tools' JSON schemas: 64 leaves room.
 - `max_messages` (10,000) / `max_tools` (512): entries of `messages` (Responses: `input`) and
   `tools`, so the work a call makes downstream (rendering, records) stays bounded.
 - `refusal_samples` (20): refusals are kept as counts per kind plus the first N, each reason cut
