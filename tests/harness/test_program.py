@@ -124,6 +124,38 @@ def test_start_up_has_its_own_budget_not_the_wall_time_one(tasks, tmp_path):
     assert ep.metadata["startup_s"] is None
 
 
+HOSTILE = """
+def hostile():
+    url, key = os.environ["OPENAI_BASE_URL"] + "/chat/completions", os.environ["OPENAI_API_KEY"]
+    msg = [{"role": "user", "content": "x"}]
+    bodies = [(b"{}", "sk-guessed")] * 5000 + [(json.dumps(b).encode(), key) for b in (
+        {"messages": msg, "tools": [1]}, {"messages": msg, "stream": True, "stream_options": 5})]
+    for body, k in bodies + [(b"[" * 200000 + b"]" * 200000, key)]:
+        req = urllib.request.Request(url, body, {"Authorization": "Bearer " + k, "Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=60)
+        except urllib.error.HTTPError as err:
+            assert err.code in (400, 401), err.code
+
+
+def main():
+    hostile()
+"""
+
+
+def test_a_hostile_programs_refusals_are_counted_and_its_record_stays_small(tasks, tmp_path):
+    """5,000 calls with a guessed key and bodies that crashed the gateway's threads once, then an
+    ordinary episode: every refusal is counted by kind, at most 20 are kept, the record stays small."""
+    prog = tmp_path / "hostile.py"
+    prog.write_text(PROGRAM.read_text().replace("def main():\n", HOSTILE.lstrip("\n"), 1))
+    h = make_harness(load_spec("mini-swe-agent", ["options.program=script", f"options.script={prog}"]))
+    ep = run_group(Replay([SUBMIT]), [RolloutItem(h, tasks[0], 0)])[0]
+    assert ep.status == "ok" and ep.metadata["stop_reason"] == "program exited (0)" and len(ep.turns) == 1
+    assert ep.metadata["refusal_counts"] == {"bad_key": 5000, "malformed": 2, "too_deep": 1}
+    assert len(ep.metadata["refusals"]) == 20 and all(r[:2] == (401, "invalid_api_key") for r in ep.metadata["refusals"])
+    assert len(json.dumps([ep.metadata["refusals"], ep.metadata["refusal_counts"]])) < 4096
+
+
 def test_an_unparsed_reply_is_a_counted_format_error(tasks):
     eps = run_group(Replay(["no block at all", SUBMIT]), [RolloutItem(harness(), tasks[0], 0)])
     # the text protocol has no tools: the program itself handles the malformed reply (and says so)

@@ -2,7 +2,8 @@
 
 Requests (`check_request`): `messages` (system/developer/user/assistant/tool; content a string,
 null, or a list of text parts), `tools` (function tools), `tool_choice`, `stop`, `max_tokens` /
-`max_completion_tokens`, `temperature`, `top_p`, `n` (1 only), `stream`, `stream_options`.
+`max_completion_tokens`, `temperature`, `top_p`, `n` (1 only), `stream`, `stream_options`, `model`.
+`messages` and `tools` have at most `max_messages` / `max_tools` entries (`TooMany`).
 Unknown fields are kept and ignored, as providers do. A field of the wrong type raises
 `WireError` naming it; the gateway answers 400.
 
@@ -17,23 +18,48 @@ import time
 from typing import Any
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
-MAX_MESSAGES = 100_000
+MAX_MESSAGES = 10_000  # the gateway passes its Limits; these are the defaults (limits.py)
+MAX_TOOLS = 512
 
 
 class WireError(ValueError):
     """A request field that is not what the OpenAI API takes."""
 
+    kind = "malformed"  # the refusal count it adds to (limits.RefusalLog)
 
-def check_request(body: Any) -> dict[str, Any]:
-    """The body, checked (module docstring); raises WireError naming the first bad field."""
+
+class TooMany(WireError):
+    """A list with more entries than the gateway's limits take."""
+
+    kind = "too_many"
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _entries(body: dict[str, Any], name: str, cap: int, *, required: bool) -> list[Any]:
+    v = body.get(name)
+    if v is None and not required:
+        return []
+    if not isinstance(v, list) or (required and not v):
+        raise WireError(f"'{name}' must be a {'non-empty ' if required else ''}list")
+    if len(v) > cap:
+        raise TooMany(f"'{name}' has {len(v)} entries; this gateway takes at most {cap}")
+    return v
+
+
+def check_request(body: Any, *, max_messages: int = MAX_MESSAGES, max_tools: int = MAX_TOOLS) -> dict[str, Any]:
+    """The body, checked (module docstring); raises WireError naming the first bad field.
+
+    Every field something downstream reads is checked for its shape here, before the call is
+    admitted: a wrong shape found later would crash the HTTP thread (no answer), or the session
+    after it recorded the call."""
     if not isinstance(body, dict):
         raise WireError("the body must be a JSON object")
-    msgs = body.get("messages")
-    if not isinstance(msgs, list) or not msgs:
-        raise WireError("'messages' must be a non-empty list")
-    if len(msgs) > MAX_MESSAGES:
-        raise WireError(f"'messages' has more than {MAX_MESSAGES} entries")
-    for i, m in enumerate(msgs):
+    if body.get("model") is not None and not isinstance(body["model"], str):
+        raise WireError("'model' must be a string")
+    for i, m in enumerate(_entries(body, "messages", max_messages, required=True)):
         if not isinstance(m, dict) or m.get("role") not in ROLES:
             raise WireError(f"messages[{i}] must be an object with a role in {ROLES}")
         text_of(m.get("content"), f"messages[{i}].content")
@@ -45,17 +71,16 @@ def check_request(body: Any) -> dict[str, Any]:
                 fn = c.get("function") if isinstance(c, dict) else None
                 if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments", ""), str):
                     raise WireError(f"messages[{i}].tool_calls[{j}] needs function.name and function.arguments (a JSON string)")
-    tools = body.get("tools")
-    if tools is not None:
-        if not isinstance(tools, list):
-            raise WireError("'tools' must be a list")
-        for i, t in enumerate(tools):
-            fn = t.get("function") if isinstance(t, dict) else None
-            if t.get("type", "function") != "function" or not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-                raise WireError(f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ..., 'parameters': ...}}}}")
+    for i, t in enumerate(_entries(body, "tools", max_tools, required=False)):
+        fn = t.get("function") if isinstance(t, dict) else None
+        if (not isinstance(fn, dict) or t.get("type", "function") != "function" or not isinstance(fn.get("name"), str)
+                or not isinstance(fn.get("parameters") or {}, dict)):
+            raise WireError(f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ..., "
+                            "'parameters': {...}}}")
     choice = body.get("tool_choice")
     if choice is not None and choice not in ("none", "auto", "required") and not (
-            isinstance(choice, dict) and isinstance((choice.get("function") or {}).get("name"), str)):
+            isinstance(choice, dict) and isinstance(choice.get("function"), dict)
+            and isinstance(choice["function"].get("name"), str)):
         raise WireError("'tool_choice' must be none, auto, required or {'type': 'function', 'function': {'name': ...}}")
     stop = body.get("stop")
     if stop is not None and not isinstance(stop, str) and not (
@@ -63,16 +88,21 @@ def check_request(body: Any) -> dict[str, Any]:
         raise WireError("'stop' must be a string or a list of at most 4 strings")
     for name in ("max_tokens", "max_completion_tokens"):
         v = body.get(name)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+        if v is not None and (not _is_int(v) or v < 1):
             raise WireError(f"'{name}' must be a positive integer")
     for name, hi in (("temperature", 2.0), ("top_p", 1.0)):
         v = body.get(name)
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= hi):
             raise WireError(f"'{name}' must be a number in [0, {hi}]")
-    if body.get("n", 1) != 1:
+    n = body.get("n", 1)
+    if n is not None and (not _is_int(n) or n != 1):
         raise WireError("'n' must be 1 (one completion per call)")
     if not isinstance(body.get("stream", False), bool):
         raise WireError("'stream' must be true or false")
+    options = body.get("stream_options")
+    if options is not None and (not isinstance(options, dict)
+                                or not isinstance(options.get("include_usage", False), (bool, type(None)))):
+        raise WireError("'stream_options' must be an object, e.g. {'include_usage': true}")
     return body
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harnessrl.gateway.openai_wire import WireError, check_request
+from harnessrl.gateway.openai_wire import MAX_MESSAGES, MAX_TOOLS, TooMany, WireError, check_request
 
 MESSAGE_ROLES = ("system", "developer", "user", "assistant")
 TEXT_PARTS = ("input_text", "output_text", "text")
@@ -52,7 +52,7 @@ def _text(content: Any, where: str) -> str:
     raise WireError(f"{where} must be a string or a list of text parts")
 
 
-def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+def _messages(body: dict[str, Any], max_items: int) -> list[dict[str, Any]]:
     msgs: list[dict[str, Any]] = []
     instructions = body.get("instructions")
     if instructions is not None:
@@ -64,6 +64,8 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
         return msgs + [{"role": "user", "content": items}]
     if not isinstance(items, list):
         raise WireError("'input' must be a string or a list of items")
+    if len(items) > max_items:  # checked before translating: the chat form is checked again after
+        raise TooMany(f"'input' has {len(items)} items; this gateway takes at most {max_items}")
     for i, item in enumerate(items):
         kind = item.get("type", "message") if isinstance(item, dict) else None
         if kind == "message":
@@ -93,14 +95,16 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return msgs
 
 
-def to_chat(body: Any) -> dict[str, Any]:
+def to_chat(body: Any, *, max_messages: int = MAX_MESSAGES, max_tools: int = MAX_TOOLS) -> dict[str, Any]:
     """The Responses request `body` as a checked chat-completions body (module docstring)."""
     if not isinstance(body, dict):
         raise WireError("the body must be a JSON object")
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
         raise WireError("'tools' must be a list")
-    chat: dict[str, Any] = {"model": body.get("model"), "messages": _messages(body)}
+    if tools and len(tools) > max_tools:
+        raise TooMany(f"'tools' has {len(tools)} entries; this gateway takes at most {max_tools}")
+    chat: dict[str, Any] = {"model": body.get("model"), "messages": _messages(body, max_messages)}
     fn_tools = []
     for i, t in enumerate(tools or []):
         if not isinstance(t, dict):
@@ -121,7 +125,7 @@ def to_chat(body: Any) -> dict[str, Any]:
                        ("stream", body.get("stream"))):
         if value is not None:
             chat[key] = value
-    return check_request(chat)
+    return check_request(chat, max_messages=max_messages, max_tools=max_tools)
 
 
 def _output(call_id: str, reply: Any) -> list[dict[str, Any]]:

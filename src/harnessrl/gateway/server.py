@@ -17,7 +17,8 @@ a 4xx that they give up on, with `x-should-retry: false` for the SDK (openai `_s
 
     401 invalid_api_key          no or another episode's credential
     400 context_length_exceeded  a body over `max_request_bytes` (the programs stop on it at once)
-    400 invalid_request_error    malformed JSON / fields
+    400 invalid_request_error    malformed JSON / fields, nesting past `max_depth`, too many messages/tools
+    411 invalid_request_error    no Content-Length
     403 budget_exceeded          calls beyond `max_calls`, or the episode's budget was declared spent
     403 episode_ended            the gateway was closed while the call waited or after
     404 / 405                    unknown path or method
@@ -26,15 +27,21 @@ a 4xx that they give up on, with `x-should-retry: false` for the SDK (openai `_s
 translation (responses_wire.py): the call's `request` is the chat-completions form of its body,
 and its answer goes back as a Responses object or event stream; `Call.wire` says which.
 
-Each refusal is logged (logger `harnessrl.gateway`) and kept in `Gateway.refusals` with its
-reason, so an episode can report why its program stopped. Standard library only
-(`http.server.ThreadingHTTPServer`): one episode has at most a few concurrent requests, the
-server runs on a socket the host created inside the episode's network namespace, and no
-third-party server is needed for that (aiohttp would add an event loop per episode).
+An adversarial program is held to `Limits` (limits.py, connections.py): connections at once, a
+deadline per request, the body's size, nesting and list lengths, checked before it is parsed or
+admitted. Refusals are counted by kind (`Gateway.refusal_counts`) and the first
+`refusal_samples` kept with their reasons (`Gateway.refusals`), so an episode can report why its
+program stopped without one record per refusal.
+
+Standard library only (`http.server.ThreadingHTTPServer`): one episode has at most a few
+concurrent requests, the server runs on a socket the host created inside the episode's network
+namespace, and no third-party server is needed for that (aiohttp would add an event loop per
+episode).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 import logging
@@ -44,9 +51,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from harnessrl.gateway.connections import CappedServer, DeadlineHandler
+from harnessrl.gateway.limits import Limits, Refusal, RefusalLog, nesting_depth, no_constants
 from harnessrl.gateway.openai_wire import WireError, check_request, completion_json, sse_chunks
 from harnessrl.gateway.responses_wire import response_events, response_json, to_chat
 
@@ -81,27 +89,23 @@ class Call:
     wire: str = "chat"  # "chat" (/v1/chat/completions) or "responses" (/v1/responses, translated)
 
 
-@dataclass(slots=True)
-class Refusal:
-    status: int
-    code: str
-    reason: str
-    at: float
-
-
 class Gateway:
     """One episode's endpoint (module docstring). Thread-safe; `next_call`/`answer` from any thread."""
 
     def __init__(self, *, api_key: str, model: str, sock: socket.socket | None = None,
-                 max_request_bytes: int = 4 << 20, max_calls: int = 1000, url: str | None = None):
+                 max_request_bytes: int | None = None, max_calls: int = 1000, url: str | None = None,
+                 limits: Limits | None = None):
         if not api_key:
             raise ValueError("a gateway needs a non-empty api key")
         if sock is not None and sock.family == socket.AF_UNIX and not url:
             raise ValueError("a gateway on a Unix socket needs the url its program uses (its forwarder's)")
-        self.api_key, self.model, self._url = api_key, model, url
-        self.max_request_bytes, self.max_calls = int(max_request_bytes), int(max_calls)
+        limits = limits or Limits()
+        if max_request_bytes is not None:  # the older keyword, still taken
+            limits = dataclasses.replace(limits, max_request_bytes=max_request_bytes)
+        self.api_key, self.model, self._url, self.limits = api_key, model, url, limits
+        self.max_request_bytes, self.max_calls = limits.max_request_bytes, int(max_calls)
         self.calls: queue.Queue[Call] = queue.Queue()
-        self.refusals: list[Refusal] = []
+        self._refusals = RefusalLog(limits.refusal_samples)
         self.n_calls = 0
         self._lock = threading.Lock()
         self._waiting: dict[str, Call] = {}
@@ -181,18 +185,30 @@ class Gateway:
         with self._lock:
             self._waiting.pop(call.id, None)
 
-    def _refused(self, status: int, code: str, reason: str) -> None:
-        self.refusals.append(Refusal(status, code, reason, time.time()))
-        # a call cut off by the episode's end is expected (the program is killed next); the rest is news
+    @property
+    def refusals(self) -> list[Refusal]:
+        """The first `limits.refusal_samples` refusals (reasons truncated); all are in `refusal_counts`."""
+        return self._refusals.snapshot()[0]
+
+    @property
+    def refusal_counts(self) -> dict[str, int]:
+        """Every refusal so far, counted by kind (limits.KIND_OF_CODE and the limits' own kinds)."""
+        return self._refusals.snapshot()[1]
+
+    def _refused(self, status: int, code: str, reason: str, kind: str | None = None) -> None:
+        sampled = self._refusals.add(status, code, reason, kind)
+        # a call cut off by the episode's end is expected (the program is killed next); the rest is
+        # news, but only while it is sampled: 5,000 bad-key calls must not write 5,000 warnings
         level = logging.INFO if code == "episode_ended" else logging.WARNING
-        log.log(level, "gateway :%d refused a request: %d %s: %s", self.port, status, code, reason)
+        log.log(level if sampled else logging.DEBUG, "gateway :%d refused a request: %d %s: %s", self.port, status,
+                code, reason[:300])
 
     def authorized(self, header: str | None) -> bool:
         scheme, _, token = (header or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode())
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(CappedServer):
     daemon_threads = True  # a program killed mid-call must not keep the host process alive
     request_queue_size = 16
 
@@ -211,12 +227,11 @@ class _Server(ThreadingHTTPServer):
             self.server_address = (sock.getsockname(), 0) if sock.family == socket.AF_UNIX else sock.getsockname()[:2]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(DeadlineHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     server_version = "harnessrl-gateway"
     sys_version = ""
-    timeout = 600  # a program that stops reading its socket frees the thread eventually
 
     def setup(self) -> None:
         super().setup()
@@ -224,6 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
         # client's delayed ACK (~40 ms a call on Linux loopback)
         if self.connection.family != socket.AF_UNIX:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.start_clock()  # every read within the request deadline (connections.py)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("gateway :%d %s", self.server.gateway.port, format % args)
@@ -258,18 +274,18 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if length < 0:
-            self._refuse(411, "invalid_request_error", "a request body needs a Content-Length")
+            self.close_connection = True  # a body of unknown length cannot be skipped
+            self._refuse(411, "invalid_request_error", "a request body needs a Content-Length", "no_length")
             return
         if length > gw.max_request_bytes:
             self.close_connection = True  # the body is not read: the connection cannot be reused
             self._refuse(400, "context_length_exceeded", f"request of {length} bytes exceeds this model's maximum "
                          f"context length (the gateway takes at most {gw.max_request_bytes} bytes)")
             return
-        raw = self.rfile.read(length)
-        try:
-            body = to_chat(json.loads(raw)) if wire == "responses" else check_request(json.loads(raw))
-        except (ValueError, WireError) as err:
-            self._refuse(400, "invalid_request_error", f"invalid request: {err}")
+        raw = self.rfile.read(length)  # within the request deadline (setup)
+        self.clock.done()
+        body = self._parse(raw, wire)
+        if body is None:
             return
         admitted = gw._admit(body, wire)
         if isinstance(admitted, tuple):
@@ -293,6 +309,29 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             gw._release(call)
 
+    def _parse(self, raw: bytes, wire: str) -> dict[str, Any] | None:
+        """The checked chat-form body, or None once refused (400, counted by kind)."""
+        limits = self.server.gateway.limits
+        depth = nesting_depth(raw)  # json.loads recurses: a 200,000-deep array must never reach it
+        if depth > limits.max_depth:
+            self._refuse(400, "invalid_request_error", f"invalid request: JSON nested {depth} deep; this gateway "
+                         f"takes at most {limits.max_depth}", "too_deep")
+            return None
+        caps = {"max_messages": limits.max_messages, "max_tools": limits.max_tools}
+        try:
+            obj = json.loads(raw, parse_constant=no_constants)
+            body = to_chat(obj, **caps) if wire == "responses" else check_request(obj, **caps)
+            # a lone surrogate (\ud800) parses, then fails the first utf-8 encode downstream (records)
+            json.dumps(body, ensure_ascii=False).encode()
+        except (ValueError, WireError) as err:  # UnicodeError and JSONDecodeError are ValueErrors
+            self._refuse(400, "invalid_request_error", f"invalid request: {err}", getattr(err, "kind", "malformed"))
+            return None
+        except Exception as err:  # a shape the checks missed is still a refused request, never a dead thread
+            log.warning("gateway :%d: unchecked request shape", self.server.gateway.port, exc_info=True)
+            self._refuse(400, "invalid_request_error", f"invalid request: {type(err).__name__}", "malformed")
+            return None
+        return body
+
     def do_PUT(self) -> None:
         self._drain()
         self._refuse(405, "method_not_allowed", "only GET /v1/models, POST /v1/chat/completions and POST "
@@ -312,13 +351,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _drain(self) -> None:
         self.close_connection = True
 
-    def _refuse(self, status: int, code: str, reason: str) -> None:
-        self.server.gateway._refused(status, code, reason)
+    def _refuse(self, status: int, code: str, reason: str, kind: str | None = None) -> None:
+        self.server.gateway._refused(status, code, reason, kind)
         kind = {401: "authentication_error", 403: "permission_error"}.get(status, "invalid_request_error")
         self._json(status, {"error": {"message": reason, "type": kind, "code": code, "param": None}},
                    {"x-should-retry": "false"})
 
     def _json(self, status: int, obj: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self.clock.done()
         data = json.dumps(obj, ensure_ascii=False).encode()
         try:
             self.send_response(status)
@@ -328,13 +368,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(k, v)
             if self.close_connection:
                 self.send_header("Connection", "close")
+            else:  # clients that read the hint (undici) drop the idle connection before it is cut
+                self.send_header("Keep-Alive", f"timeout={int(self.clock.idle_s)}")
             self.end_headers()
             self.wfile.write(data)
         except OSError:  # the program hung up (killed mid-call): nothing to answer
             self.close_connection = True
 
     def _sse(self, call: Call, reply: Reply) -> None:
-        include_usage = bool((call.request.get("stream_options") or {}).get("include_usage"))
+        self.clock.done()
+        include_usage = bool((call.request.get("stream_options") or {}).get("include_usage"))  # shape: check_request
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -351,6 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _sse_events(self, events: list[dict[str, Any]]) -> None:
         """A Responses stream: each event as `event: TYPE` and its JSON `data:` (no [DONE])."""
+        self.clock.done()
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harnessrl.gateway import Call, Gateway
+from harnessrl.gateway import Call, Gateway, Limits
 from harnessrl.gateway.openai_wire import call_limits, cut_at_stop, requested_sampling
 from harnessrl.harness import _workspace as ws
 from harnessrl.harness._common import CodeHarness
@@ -73,6 +73,7 @@ class ProgramHarness(CodeHarness):
 
         super().__init__(spec)
         network_mode(spec.options.get("network", "auto"))  # a bad value is a config error before any episode
+        self.gateway_limits = Limits.from_options(spec.options)  # options.gateway.*: the same
 
     @property
     def program(self) -> str:
@@ -177,7 +178,7 @@ class ProgramSession(Session):
         # options.network: the episode's own network namespace (root), or a Unix socket and a forwarder
         self.net = open_network(self.opt("network", "auto"), self.env.workspace)
         self.gateway = Gateway(api_key="sk-hrl-" + secrets.token_urlsafe(24), model=self.harness.model_name,
-                               sock=self.net.listen(), max_request_bytes=int(self.opt("max_request_bytes", 4 << 20)),
+                               sock=self.net.listen(), limits=self.harness.gateway_limits,
                                max_calls=self.harness.spec.max_turns, url=getattr(self.net, "base_url", None)).start()
         self.started = time.monotonic()
         self.proc = self.harness.launch(self, self.gateway.base_url, self.gateway.api_key)
@@ -315,7 +316,9 @@ class ProgramSession(Session):
         info = dict(score.info)
         info.update(stop_reason=self.stop_reason, program=self.harness.program, program_exit=self.program_exit,
                     program_output=output[-4000:], calls=self.calls, startup_s=self.startup_seconds, notes=self.notes,
+                    # the first refusals as (status, code, reason), bounded; every one in the counts by kind
                     refusals=[(r.status, r.code, r.reason) for r in self.gateway.refusals],
+                    refusal_counts=self.gateway.refusal_counts,
                     unparsed_tool_calls=sum(c["unparsed_tool_call"] for c in self.calls))
         return Verdict(reward=1.0 if score.solved else 0.0, success=score.solved, outcome=score.outcome,
                        status="ok", info=info)
