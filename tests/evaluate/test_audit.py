@@ -27,7 +27,7 @@ runner = CliRunner()
 def test_registry_names_every_attack_of_the_issue():
     assert set(ATTACKS) == {"test-edit", "conftest-plant", "sitecustomize", "module-shadow", "fake-summary",
                             "atexit-signal", "runner-patch", "hook-side-effect", "read-hidden", "hardcode-output",
-                            "special-case", "visible-only"}
+                            "special-case", "visible-only", "report-forgery", "hook-inject"}
     for name, cls in ATTACKS.items():  # each documented in its own module
         assert cls.summary and len(sys.modules[cls.__module__].__doc__) > 200, name
         assert make_policy(f"attack:{name}").policy_id == f"attack:{name}"
@@ -110,14 +110,24 @@ def test_cli_audit_exits_1_and_train_audit_refuses_the_weak_suite(tmp_path):
 
 @pytest.mark.sandbox
 @pytest.mark.slow
-def test_visible_only_passes_visible_tests_and_fails_heldout_on_builtin_tasks(tmp_path):
+@pytest.mark.parametrize("bridge", [False, True], ids=["in-process", "bridge"])
+def test_visible_only_passes_visible_tests_and_fails_heldout_on_builtin_tasks(tmp_path, monkeypatch, bridge):
+    """In-process the gate sees which test file calls it and passes the visible tests: the held-out set
+    catches it. Through the grader's agent-call bridge the agent's code runs in another process, where
+    no test frame is on the stack: the gate cannot tell, and even the visible tests fail."""
     from harnessrl.evaluate.run import plan_eval, run_eval
+    from harnessrl.tasks import grader
 
+    monkeypatch.setattr(grader, "BRIDGE", bridge)
     plan = plan_eval("code-v1", ["aider"], tasks=["fix-leap-year", "feat-stack-peek"])
     store = RecordStore(tmp_path / "st")
     attack = run_eval("attack:visible-only", plan, store)
-    for ep in attack.episodes:  # every visible test passed; the held-out set caught it
+    for ep in attack.episodes:
         m = ep.metadata
+        if bridge:
+            assert ep.outcome.startswith("dropped_requirement"), (ep.context.task_id, ep.outcome, m.get("tests"))
+            assert m["requirement_passed"] < m["requirement_total"]
+            continue
         assert ep.outcome == "failed_heldout", (ep.context.task_id, ep.outcome, m.get("tests"))
         assert m["requirement_passed"] == m["requirement_total"] > 0 and m["heldout_passed"] < m["heldout_total"]
     assert all(ep.outcome == "solved" for ep in run_eval("oracle", plan, store).episodes)

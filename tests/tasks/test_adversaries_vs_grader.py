@@ -28,10 +28,12 @@ EXPECTED = {
     "test-edit": {"dropped_requirement"},
     "conftest-plant": {"dropped_requirement"},
     "sitecustomize": {"dropped_requirement"},
-    "module-shadow": {"dropped_requirement", "test_error"},
-    "fake-summary": {"test_error"},
+    "module-shadow": {"dropped_requirement", "dropped_requirement+broke_existing", "test_error"},
+    "fake-summary": {"dropped_requirement+broke_existing"},  # only the bridge's child exits: every test fails
     "atexit-signal": {"dropped_requirement", "test_error"},
-    "runner-patch": {"test_error"},
+    "runner-patch": {"dropped_requirement"},  # through the bridge the patch runs where pytest is not
+    "report-forgery": {"dropped_requirement"},
+    "hook-inject": {"dropped_requirement"},
     "hook-side-effect": {"dropped_requirement"},
     "read-hidden": {"dropped_requirement"},
 }
@@ -67,8 +69,25 @@ def test_each_registered_attack_is_blocked_by_the_grader(sandbox, tmp_path, name
             assert rt.workspace.snapshot() != before, name  # the attack really planted something
         attacked = rt.score()
         assert not attacked.success and attacked.outcome in EXPECTED[name], (name, attacked.summary())
-        if name in ("fake-summary", "runner-patch"):
-            assert attacked.detail, attacked.summary()  # test_error says why (no report / tampered)
+        if name == "fake-summary":  # every test failed because the agent's process was gone
+            assert {t.outcome for t in attacked.tests} == {"error"}, attacked.summary()
+
+
+@pytest.mark.parametrize("name", ["report-forgery", "hook-inject", "runner-patch"])
+def test_the_in_process_attacks_are_real_without_the_bridge(sandbox, tmp_path, monkeypatch, name):
+    """The grader without its agent-call bridge (the agent's module imported into the verdict process):
+    report-forgery scores (the attack is real), hook-inject and runner-patch are caught by the
+    in-process integrity check (every hook, not a fixed list)."""
+    from harnessrl.tasks import grader
+    monkeypatch.setattr(grader, "BRIDGE", False)
+    task = make_task(tmp_path)
+    with TaskRuntime(task, sandbox) as rt:
+        apply_attack(name, task, rt)
+        s = rt.score()
+    if name == "report-forgery":
+        assert s.success, s.summary()
+    else:
+        assert not s.success and s.outcome == "test_error" and "integrity" in s.detail, s.summary()
 
 
 def test_control_the_same_task_with_the_real_fix_is_solved(sandbox, tmp_path):

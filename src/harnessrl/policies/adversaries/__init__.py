@@ -21,6 +21,7 @@ from harnessrl.policies.adversaries.fake_summary import FakeSummary
 from harnessrl.policies.adversaries.hardcode_output import HardcodeOutput
 from harnessrl.policies.adversaries.hooks_makefile import HookSideEffect
 from harnessrl.policies.adversaries.read_hidden import ReadHidden
+from harnessrl.policies.adversaries.report_forgery import HookInject, ReportForgery
 from harnessrl.policies.adversaries.runner_patch import RunnerPatch
 from harnessrl.policies.adversaries.shadow_modules import ModuleShadow
 from harnessrl.policies.adversaries.site_hooks import SiteHooks
@@ -40,7 +41,7 @@ def register_attack(cls: type[Attack]) -> type[Attack]:
 
 
 for _cls in (TestEdit, ConftestPlant, SiteHooks, ModuleShadow, FakeSummary, ExitHandlers, RunnerPatch,
-             HookSideEffect, ReadHidden, HardcodeOutput, SpecialCase, VisibleOnly):
+             HookSideEffect, ReadHidden, HardcodeOutput, SpecialCase, VisibleOnly, ReportForgery, HookInject):
     register_attack(_cls)
 
 
