@@ -31,6 +31,8 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
                            on_progress=lambda n: bar.advance(job, n),
                            on_attack=lambda name, n: bar.update(job, description=f"{name} ({n} cells)"))
     print_audit(result)
+    for tid, (level, why) in sorted(result.info.get("not_isolated", {}).items()):
+        console.print(Text(f"not isolated ({level}): {tid}: {why}", style="yellow"))
     console.print(f"{sum(c.verdict != 'n/a' for c in result.cells)} attack episodes -> {s.root} (runs {result.run_id}-*), "
                   f"{result.wall_s:.1f} s")
     out = out or Path("runs") / result.run_id

@@ -53,12 +53,17 @@ def check(
         raise fail(str(err)) from None
     rejected = sum(row.status == "rejected" for row in rows)
     table = Table(title=f"{name}: {len(rows) - rejected} loaded, {rejected} rejected")
-    for col in ("task", "format", "status", "reason", "fix"):
+    for col in ("task", "format", "status", "grading", "reason", "fix"):
         table.add_column(col, overflow="fold")
     for row in rows:
         style = "green" if row.status == "loaded" else "red"
-        table.add_row(row.name, row.source, Text(row.status, style=style), row.reason, row.fix)
+        table.add_row(row.name, row.source, Text(row.status, style=style),
+                      Text(row.grading, style="green" if row.grading == "bridged" else "yellow"), row.reason, row.fix)
     console.print(table)
+    loose = [row for row in rows if row.grading not in ("", "bridged")]
+    if loose:
+        console.print(Text(f"{len(loose)} task(s) graded with the agent's code reachable from the verdict (grading "
+                           "partial/script): see the reason column and docs/security.md", style="yellow"))
     if strict and rejected:
         raise typer.Exit(1)
 

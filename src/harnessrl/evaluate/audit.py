@@ -25,6 +25,7 @@ from harnessrl.policies.adversaries import ATTACKS, make_attack
 from harnessrl.policies.registry import PolicySpec
 from harnessrl.records import RecordStore
 from harnessrl.rollout.suites import task_id
+from harnessrl.tasks.isolation import grading_isolation
 
 VERDICTS = ("scored", "blocked", "n/a")
 EVIDENCE_CHARS = 400
@@ -125,8 +126,12 @@ def run_audit(suite: str | Any, store: RecordStore, *, harnesses: Sequence[str] 
                                    "scored" if ep.success else "blocked", ep.outcome, ep.episode_id, _evidence(ep)))
     order = {a: i for i, a in enumerate(names)}
     cells.sort(key=lambda c: (c.task_id, order[c.attack], c.harness_id))
+    # tasks whose grading leaves the agent's code within reach of the verdict (tasks/isolation.py): said
+    # beside the holes, so a user knows before training on them even when no scripted attack scored
+    isolation = {task_id(t): [iso.level, iso.why] for t in plan.tasks
+                 if (iso := grading_isolation(t)).level != "bridged"} if plan.tasks and hasattr(plan.tasks[0], "test_runner") else {}
     return AuditResult(plan.suite_name, run_id, names, [h.id for h in plan.harnesses], [task_id(t) for t in plan.tasks],
-                       cells, time.perf_counter() - t0)
+                       cells, time.perf_counter() - t0, info={"not_isolated": isolation})
 
 
 __all__ = ["VERDICTS", "AuditCell", "AuditResult", "run_audit"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harnessrl.config import read_file
 from harnessrl.tasks.base import Suite, SuiteError, load_task
+from harnessrl.tasks.isolation import grading_isolation
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class CheckRow:
     status: str  # "loaded" | "rejected"
     reason: str  # why rejected; for a loaded task, what was adapted that changes what runs (pins)
     fix: str
+    grading: str = ""  # a loaded task: how far grading is isolated from the agent's code (tasks/isolation.py)
 
 
 def _source(path) -> str:
@@ -38,7 +40,9 @@ def check_rows(suite: Suite) -> list[CheckRow]:
     rows = []
     for task in suite.tasks:
         loose = [n for n in task.notes if "pins=loose" in n]
-        rows.append(CheckRow(task.name, task.source, "loaded", "; ".join(loose), ""))
+        iso = grading_isolation(task)
+        notes = loose + ([iso.why] if iso.level != "bridged" else [])
+        rows.append(CheckRow(task.name, task.source, "loaded", "; ".join(notes), "", iso.level))
     for r in suite.rejected:
         rows.append(CheckRow(r.path.name, _source(r.path), "rejected", r.reason, r.fix))
     return sorted(rows, key=lambda row: row.name)
@@ -63,11 +67,12 @@ def _is_native_task(folder: Path) -> bool:
 
 def _native_row(folder: Path, suite: str, defaults: dict) -> CheckRow:
     try:
-        load_task(folder, suite, defaults)
+        task = load_task(folder, suite, defaults)
     except SuiteError as err:
         reason, _, fix = str(err).partition("; ")
         return CheckRow(folder.name, "harnessrl", "rejected", reason, fix)
-    return CheckRow(folder.name, "harnessrl", "loaded", "", "")
+    iso = grading_isolation(task)
+    return CheckRow(folder.name, "harnessrl", "loaded", iso.why if iso.level != "bridged" else "", "", iso.level)
 
 
 def check_native(folder: Path) -> tuple[str, list[CheckRow]] | None:
