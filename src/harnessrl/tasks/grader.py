@@ -251,7 +251,8 @@ def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, p
                "HARNESSRL_REPORT_FD": str(report.fileno()), "HARNESSRL_APP": "/app",
                "HARNESSRL_BRIDGE": "on" if BRIDGE else "off",
                "HARNESSRL_AGENT_PATHS": json.dumps(agent_paths or _agent_paths(task.env.get("PYTHONPATH", ""))),
-               **({"HARNESSRL_CHILD_PYTHON": json.dumps(list(child_python))} if child_python else {})}
+               **({"HARNESSRL_BRIDGE_CHILD": json.dumps([*(child_python or ["python", "-P"]),
+                                                          f"{PLUGIN_AT}/harnessrl_child.py"])} if BRIDGE else {})}
         for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
             env.pop(key, None)
         run = sandbox.run(cmd, gws, timeout_s=timeout_s, binds=binds, env=env, pass_fds=[report.fileno()],

@@ -27,7 +27,7 @@ attributes are served. Lists, dicts, sets and bytearrays passed as arguments are
 their state after the call copied back, so in-place changes are seen.
 """
 
-import base64
+import binascii
 import builtins
 import collections
 import collections.abc
@@ -69,12 +69,21 @@ def _request(*msg):
     return _bridge.request(msg)
 
 
+# Attributes pytest and inspect probe on every object a test module holds (is it a fixture, a mock,
+# wrapped, a test?): no agent object is any of these, so they are answered here, not by a round trip.
+_PROBES = frozenset({"_mock_name", "__wrapped__", "__test__", "_pytestfixturefunction", "_fixture_function_marker",
+                     "__pytest_wrapped__", "pytestmark", "_pytest_fixture_function", "__signature__",
+                     "__code__", "__globals__", "__func__", "__self__", "__harnessrl_cref__"})
+
+
 class RemoteObject:
     """One of the agent's objects, held by the child; every use is a request."""
 
     __slots__ = ("__harnessrl_ref__", "_kind", "_qualname")
 
     def __getattr__(self, name):
+        if name in _PROBES:
+            raise AttributeError(name)
         return _request("getattr", self, name)
 
     def __setattr__(self, name, value):
@@ -142,7 +151,7 @@ class _RemoteClass(type):
         return _request("call", cls, args, kwargs)
 
     def __getattr__(cls, name):
-        if name.startswith("__harnessrl") or name in ("__mro_entries__", "__class_getitem__"):
+        if name.startswith("__harnessrl") or name in _PROBES or name in ("__mro_entries__", "__class_getitem__"):
             raise AttributeError(name)
         return _request("getattr", cls, name)
 
@@ -263,12 +272,17 @@ class _Pickler(pickle.Pickler):
     """Requests: the test's data by value, the agent's handles by ref, the test's own code by handle."""
 
     def persistent_id(self, obj):
+        if type(obj) in _PLAIN_TYPES:
+            return None
         ref = _ref_of(obj)
         if ref is not None:
             return ("r", ref)
         if _test_owned(obj):
             return ("p", _bridge.keep(obj))
         return None
+
+
+_PLAIN_TYPES = {str, int, float, bool, type(None), bytes, tuple, list, dict, set, frozenset}
 
 
 def _test_owned(obj) -> bool:
@@ -320,7 +334,7 @@ def _decode(x, depth=0):
         if tag == "I":
             return int(rest[0], 16)
         if tag in ("B", "A"):
-            raw = base64.b64decode(rest[0], validate=True)
+            raw = binascii.a2b_base64(rest[0].encode("ascii"), strict_mode=True)
             return raw if tag == "B" else bytearray(raw)
         if tag == "c":
             return complex(float.fromhex(rest[0]), float.fromhex(rest[1]))
@@ -390,6 +404,7 @@ class _Bridge:
         self.handles: dict = {}  # ref -> local handle (RemoteObject / RemoteModule / class)
         self.kept_objects: dict = {}  # pref -> a test's own object handed to the agent's code
         self.kept_ids: dict = {}
+        self.trusted_seen: set = set()
         self.call_args: list = []  # the arguments of the call whose answer is being decoded
         self.containers: dict = {}  # child ref -> the local list/dict/set standing for it
         self.synced = None
@@ -457,6 +472,10 @@ class _Bridge:
         return made
 
     # the child process ---------------------------------------------------------------------
+
+    def attach(self, down_w, up_r):
+        """The child the grader's init started (grader_init.py), already running."""
+        self.down_w, self.up_r, self.proc = down_w, up_r, _Started()
 
     def _start(self):
         down_r, self.down_w = os.pipe()
@@ -629,28 +648,47 @@ class _Loader:
             types.ModuleType.__setattr__(got, "__file__", where)
 
 
-class _Finder:
-    """Before PathFinder: an import that would load from outside the trusted base is the child's."""
+def _remote_spec(name):
+    return importlib.machinery.ModuleSpec(name, _Loader, is_package=True)
+
+
+class _Guard:
+    """Before PathFinder: when a place outside the trusted base is on the search path (a test put /app
+    on sys.path itself), an import that would load from there is the child's. Otherwise nothing to do:
+    PathFinder can only find trusted files, and _Finder (last) takes what it does not find."""
 
     @staticmethod
     def find_spec(name, path=None, target=None):
         parent = name.rpartition(".")[0]
         if parent and isinstance(sys.modules.get(parent), RemoteModule):
-            return importlib.machinery.ModuleSpec(name, _Loader, is_package=True)
+            return _remote_spec(name)
+        if all(_trusted(p) for p in (sys.path if path is None else path) if p):
+            return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None:
-            places = [spec.origin] if spec.origin else list(spec.submodule_search_locations or [])
-            if places and all(_trusted(p) for p in places):
-                return None
-            return importlib.machinery.ModuleSpec(name, _Loader, is_package=True)
+        if spec is None:
+            return None
+        places = [spec.origin] if spec.origin else list(spec.submodule_search_locations or [])
+        return None if places and all(_trusted(p) for p in places) else _remote_spec(name)
+
+
+class _Finder:
+    """Last on sys.meta_path: a module the trusted base does not have but an agent path does."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
         if path is None and importlib.machinery.PathFinder.find_spec(name, _bridge.agent_paths) is not None:
-            return importlib.machinery.ModuleSpec(name, _Loader, is_package=True)
+            return _remote_spec(name)
         return None
 
 
 def _trusted(path) -> bool:
+    if path in _bridge.trusted_seen:
+        return True
     path = os.path.abspath(path)
-    return any(path == t or path.startswith(t.rstrip("/") + "/") for t in _bridge.trusted)
+    ok = any(path == t or path.startswith(t.rstrip("/") + "/") for t in _bridge.trusted)
+    if ok:
+        _bridge.trusted_seen.add(path)
+    return ok
 
 
 _PICKLE_REFUSED = {"os", "posix", "nt", "subprocess", "sys", "ctypes", "importlib", "runpy", "pty", "socket",
@@ -682,16 +720,21 @@ def _in_trust(filename) -> bool:
 # dataclasses.fields, issubclass(Status, enum.Enum)): applied in the child when an argument is one of
 # the agent's, where the real object is; the answer is data like any other.
 _FORWARDED = {"inspect": ("getsource", "getsourcelines", "getfile", "getdoc", "signature", "isgeneratorfunction",
-                          "iscoroutinefunction", "isfunction", "ismethod", "isclass", "isabstract", "getmembers"),
+                          "iscoroutinefunction", "isfunction", "ismethod", "isabstract", "getmembers"),
               "dataclasses": ("is_dataclass", "fields", "asdict", "astuple"), "builtins": ("issubclass",)}
 
 
 def _forwarding(module, name, fn):
-    def forwarded(*args, **kwargs):
-        if any(_is_remote(a) for a in args):
-            if not (name == "issubclass" and fn(*args)):
+    if name == "issubclass":  # hot (pytest calls it everywhere): only a class of the agent's goes over
+        def forwarded(cls, classinfo):
+            if fn(cls, classinfo):
+                return True
+            return type(cls) is _RemoteClass and _request("callname", module, name, (cls, classinfo), {}) is True
+    else:
+        def forwarded(*args, **kwargs):
+            if any(_is_remote(a) for a in args):
                 return _request("callname", module, name, args, kwargs)
-        return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
     forwarded.__wrapped__ = fn
     return forwarded
 
@@ -702,13 +745,28 @@ def in_agent(fn, *args, **kwargs):
     return _request("callname", fn.__module__, fn.__qualname__, args, kwargs)
 
 
-def install(child_argv, agent_paths, trusted, tests) -> None:
+class _Started:
+    """The init's child: not ours to wait for; its end shows as a closed channel."""
+
+    @staticmethod
+    def poll():
+        return None
+
+
+def install(child_argv, agent_paths, trusted, tests, fds=()) -> None:
     """Route the agent's imports through a child; call before any test module is imported."""
     global _bridge
     clean = [os.path.abspath(t) for t in trusted if t and t not in ("/", ".")]
     _bridge = _Bridge(list(child_argv), list(agent_paths), [*clean, os.path.abspath(tests)], os.path.abspath(tests))
     index = sys.meta_path.index(importlib.machinery.PathFinder)
-    sys.meta_path.insert(index, _Finder)
+    sys.meta_path.insert(index, _Guard)
+    sys.meta_path.append(_Finder)
+    # started by the init beside pytest (fds), or now: either way the child's interpreter start-up
+    # overlaps pytest's own instead of adding to it; one child per grading serves every test
+    if len(fds) == 2:
+        _bridge.attach(*fds)
+    else:
+        _bridge._start()
     sys.addaudithook(_audit)
     import dataclasses
     import inspect

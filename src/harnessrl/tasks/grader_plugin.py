@@ -38,6 +38,9 @@ _BRIDGE = os.environ.pop("HARNESSRL_BRIDGE", "on") != "off"
 _CHILD = json.loads(os.environ.pop("HARNESSRL_CHILD_PYTHON", "null") or "null") or [sys.executable, "-P"]
 _AGENT_PATHS = json.loads(os.environ.pop("HARNESSRL_AGENT_PATHS", "null") or "null") or [_APP]
 _TESTS = os.environ.pop("HARNESSRL_TESTS", "/tests")
+_BRIDGE_FDS = [int(x) for x in os.environ.pop("HARNESSRL_BRIDGE_FDS", "").split(",") if x]  # from the init
+for _fd in _BRIDGE_FDS:
+    os.set_inheritable(_fd, False)  # the tests' subprocesses never get the bridge's channel
 _write, _exit, _repr, _id, _isinstance = os.write, os._exit, repr, id, isinstance
 if _FD >= 0:
     os.set_inheritable(_FD, False)
@@ -52,7 +55,7 @@ if _BRIDGE:
     # in this interpreter, so nothing can patch pytest, register a hook or write the report.
     import harnessrl_bridge  # noqa: E402
 
-    harnessrl_bridge.install(_CHILD, _AGENT_PATHS, trusted=list(sys.path), tests=_TESTS)
+    harnessrl_bridge.install(_CHILD, _AGENT_PATHS, trusted=list(sys.path), tests=_TESTS, fds=_BRIDGE_FDS)
 else:  # the in-process grader (tests switch the bridge off to show that an attack is real)
     sys.path.append(_APP)
 
@@ -177,8 +180,8 @@ def pytest_runtest_logreport(report):
         _results.append((outcome, report.nodeid))
     elif report.when == "teardown" and report.failed:
         _results.append(("error", report.nodeid))
-    if report.when == "teardown":
-        _check(report.nodeid)
+    if report.when == "teardown" and not _BRIDGE:  # in-process, after every test; with the bridge no agent
+        _check(report.nodeid)                       # code runs here, and the check at session end suffices
 
 
 def _finish(exitstatus) -> None:
