@@ -274,3 +274,26 @@ def test_code_from_the_workspace_is_never_executed_in_the_verdict_process(sandbo
     fixed = WRONG.replace("a + b  #", "a - b  #")
     s = _score(sandbox, tmp_path, fixed, req)
     assert s.success, s.summary()
+
+
+def test_jail_the_graders_trust_base_is_out_of_the_agents_reach(sandbox, tmp_path):
+    """The image-runtime attack classes, tried in the host jail: replace a library the interpreter
+    loads, put an interpreter shim in a PATH folder, replace the standard library (or an ancestor of
+    it) by a symlink. Every place is read-only to the agent, and the verdict stays honest."""
+    import sys
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    libdir = sysconfig.get_config_var("LIBDIR") or "/usr/lib"
+    bindirs = [p for p in sandbox.env["PATH"].split(":") if p]
+    task = make_task(tmp_path)
+    with TaskRuntime(task, sandbox) as rt:
+        tries = [f"cp /bin/true {libdir}/libpython3.so", f"echo 'import os' > {stdlib}/sitecustomize.py",
+                 f"mv {stdlib} {stdlib}.orig", f"ln -sfn /app {stdlib}", f"ln -sfn /app {stdlib.rsplit('/', 1)[0]}",
+                 f"cp /bin/true {sys.prefix}/bin/python3.11"]
+        tries += [f"printf '#!/bin/sh\\nexit 0\\n' > {d}/python && chmod +x {d}/python" for d in bindirs]
+        for cmd in tries:
+            r = rt.run(cmd + " 2>&1; echo rc=$?")
+            assert "rc=0" not in r.stdout, (cmd, r.stdout)
+        s = rt.score()
+    assert not s.success and s.outcome == "dropped_requirement", s.summary()
