@@ -18,9 +18,9 @@
    agent changed, so the verdict does not depend on step 3 (TRUST_BASE = False restores the old
    merged-view interpreter: the tests flip it to show each attack is real).
 3. A diagnosis, before anything runs: the upper layer is diffed against the places that would have
-   put the agent's code into the grader under the old scheme (PROTECTED, a protected folder or an
-   ancestor replaced by a link, a deletion or an opaque folder, a shim in a folder of the image's ENV
-   PATH); a hit is `grader_tamper`, an early clearly-labelled refusal (SCAN_UPPER = False skips it).
+   put the agent's code into the grader under the old scheme (PROTECTED; a protected folder or an
+   ancestor replaced by a link, a deletion or an opaque folder); a hit is `grader_tamper`, an early
+   clearly-labelled refusal (SCAN_UPPER = False skips it for pytest files).
 4. A new workspace (new uid, new scratch) mounts the grader image (the task image plus the runner
    layer) with the agent's upper folder as a read-only layer under the guard, so the tests see
    exactly what the agent left. The hidden tests, pytest.ini, the plugin and the init are bound
@@ -162,14 +162,16 @@ class ImageVerdict:
         return self.reward >= 1.0 - 1e-9
 
 
-def scan_upper(upper: Path, extra: list[tuple[str, re.Pattern]] = (), path_env: str = DEFAULT_PATH
+def scan_upper(upper: Path, extra: list[tuple[str, re.Pattern]] = (), path_env: str | None = None
                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(tampered, neutralised): the upper layer's entries (whiteouts, i.e. deletions, included)
     matching a protected (or `extra`) or a neutralised rule, or redirecting a protected folder or one
-    of its ancestors (PROTECTED_ROOTS and the image's PATH folders), as (path, rule). Iterative,
-    bounded, no symlink followed."""
-    protected = [*PROTECTED, *path_rules(path_env), *extra]
-    roots = [*PROTECTED_ROOTS, *(tuple(re.escape(c) for c in d.split("/")) for d in path_folders(path_env))]
+    of its ancestors, as (path, rule). `path_env` (a test script's: its commands are found through
+    it): the image's ENV PATH folders are protected too, shims and redirections alike; not for pytest
+    files, whose verdict process never uses them (an agent may well build the venv on its PATH).
+    Iterative, bounded, no symlink followed."""
+    protected = [*PROTECTED, *(path_rules(path_env) if path_env else ()), *extra]
+    roots = [*PROTECTED_ROOTS, *(tuple(re.escape(c) for c in d.split("/")) for d in path_folders(path_env or ""))]
     redirect_rule = "a protected folder or its ancestor replaced (symlink, deletion or opaque folder)"
     tampered, neutralised = [], []
     stack, seen = [""], 0
@@ -209,7 +211,7 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
     script = task.test_runner == "script" and task.test_script
     image_path = root.env.get("PATH") or DEFAULT_PATH
     extra = script_rules((task.tests_dir / task.test_script).read_text(errors="replace"), image_path) if script else []
-    tampered, neutralised = scan_upper(root.upper, extra, image_path)
+    tampered, neutralised = scan_upper(root.upper, extra, image_path if script else None)
     if tampered and (SCAN_UPPER or script):
         return ImageVerdict("grader_tamper", why="; ".join(f"{p} ({r})" for p, r in tampered[:5]),
                             tamper=tampered, neutralised=neutralised)
