@@ -4,7 +4,8 @@ grader image's pristine layers, so an attack that the old deny-list scan missed 
 Each attack here forges a pass in the old scheme (the merged view's interpreter, loader and
 libraries): a replaced shared library the interpreter maps, a python3 shim in a folder of the image's
 ENV PATH, a protected folder's ancestor replaced by a link, the stdlib folder replaced by a link to a
-modified copy, /etc/ld.so.preload, and an NSS module named by /etc/nsswitch.conf. Each is shown real
+modified copy, /etc/ld.so.preload (also through /etc replaced by a link), and an NSS module named by
+/etc/nsswitch.conf. Each is shown real
 (TRUST_BASE and the diagnosis scan off: solved), then not solved by the trusted base alone (scan
 off: the verdict does not depend on the scan), then not solved by default."""
 
@@ -93,6 +94,12 @@ def attack(name: str, p: dict) -> tuple[str, str]:
             "base64 -d >> /opt/py/ctypes/__init__.py && rm -rf /usr/lib/python3.13 && ln -s /opt/py /usr/lib/python3.13"),
         "/etc/ld.so.preload": ("constructs", put("/usr/lib/evil.so", p["evil"], "644")
                                + " && echo /usr/lib/evil.so > /etc/ld.so.preload"),
+        # the whole /etc as a link to a copy (the old scan matched etc/ld.so.preload only), and the trusted
+        # mount point pre-created as a link: the guard layer's own /etc and mount point hide both
+        "/etc replaced by a symlink to a copy with ld.so.preload": (
+            "constructs", put("/usr/lib/evil.so", p["evil"], "644") + " && mkdir -p /opt/e && cp -r /etc/. /opt/e/ && "
+            "echo /usr/lib/evil.so > /opt/e/ld.so.preload && ln -s /opt /.harnessrl-trusted && rm -rf /etc && "
+            "ln -s /opt/e /etc"),
         "NSS module named by /etc/nsswitch.conf": ("venv-path", put(f"{LIB}/libnss_evil.so.2", p["evil"], "644")
                                                    + " && printf 'passwd: evil files\\ngroup: evil files\\n' > /etc/nsswitch.conf"),
     }[name]
@@ -100,7 +107,8 @@ def attack(name: str, p: dict) -> tuple[str, str]:
 
 ATTACKS = ["shared library the interpreter maps", "python3 shim in a folder of the image's ENV PATH",
            "ancestor folder replaced by a symlink (/usr/local)", "stdlib folder replaced by a symlink to a modified copy",
-           "/etc/ld.so.preload", "NSS module named by /etc/nsswitch.conf"]
+           "/etc/ld.so.preload", "/etc replaced by a symlink to a copy with ld.so.preload",
+           "NSS module named by /etc/nsswitch.conf"]
 
 
 @pytest.fixture(scope="module")
