@@ -5,9 +5,9 @@ Each attack here forges a pass in the old scheme (the merged view's interpreter,
 libraries): a replaced shared library the interpreter maps, a python3 shim in a folder of the image's
 ENV PATH, a protected folder's ancestor replaced by a link, the stdlib folder replaced by a link to a
 modified copy, /etc/ld.so.preload (also through /etc replaced by a link), and an NSS module named by
-/etc/nsswitch.conf. Each is shown real
-(TRUST_BASE and the diagnosis scan off: solved), then not solved by the trusted base alone (scan
-off: the verdict does not depend on the scan), then not solved by default."""
+/etc/nsswitch.conf. Each is shown real (TRUST_BASE and the diagnosis scan off: solved), then not
+solved by the trusted base alone (scan off: the verdict does not depend on the scan), then not
+solved by default."""
 
 from __future__ import annotations
 
