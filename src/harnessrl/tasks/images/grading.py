@@ -50,9 +50,8 @@ from harnessrl.tasks.grader import run_pytest, run_test_script, stop_agent
 from harnessrl.tasks.images.build import Built
 from harnessrl.tasks.images.grader_layer import GRADER_DIR, TOOLS_DIR
 from harnessrl.tasks.images.rootfs import EpisodeRoot, service_start
-from harnessrl.tasks.images.store import ImageError
 from harnessrl.tasks.images.services import wait_listening, write_hosts
-from harnessrl.tasks.images.store import ImageStore
+from harnessrl.tasks.images.store import ImageError, ImageStore
 from harnessrl.tasks.images.trust import TRUSTED_AT, TrustBase, TrustError, agent_paths, child_python, guard_layer
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
@@ -82,7 +81,7 @@ SCRIPT_PROTECTED = [
 SCRIPT_SHELLS = ("bash", "sh", "dash", "env", "timeout", "python3", "python")  # env, python3: the uv shim's #! line
 # Protected folders as component patterns: the upper folder holding one of these, or an ancestor, as a
 # non-directory (a symlink, a whiteout, i.e. a deletion, a file) or an opaque folder redirects or
-# hides the whole tree below, whatever its contents (the image's ENV PATH folders are added per image).
+# hides the whole tree below, whatever its contents (a test script's: the image's ENV PATH folders too).
 PROTECTED_ROOTS = [tuple(p.split("/")) for p in (
     "usr/local/sbin", "usr/local/bin", "usr/sbin", "usr/bin", "sbin", "bin", r"usr/lib/python3(?:\.\d+)?",
     r"usr/local/lib/python3(?:\.\d+)?", "lib", "lib64", "usr/lib", "usr/lib64", "usr/local/lib",
