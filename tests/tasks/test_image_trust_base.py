@@ -211,3 +211,27 @@ def test_the_diagnosis_names_redirected_folders_and_the_images_path_folders(tmp_
     rules = dict(grading.script_rules("uvx pytest", "/opt/venv/bin:/usr/bin"))
     assert rules["a shared library under a lib folder"].fullmatch("usr/local/lib/libz.so.1")
     assert rules["a command the test script runs, replaced or shadowed"].fullmatch("opt/venv/bin/env")
+
+
+def test_a_pristine_link_out_of_the_tree_is_checked_where_it_lands(tmp_path):
+    """A link of the trusted tree that leaves it (absolute, or '..' above its root) resolves in the merged
+    view: changed_in says whether the agent's upper folder changed what it reaches there."""
+    from harnessrl.tasks.images.trust import _leaves, changed_in, resolve
+
+    host, upper = tmp_path / "pristine", tmp_path / "upper"
+    (host / "usr" / "lib" / "x").mkdir(parents=True)
+    (host / "lib").symlink_to("usr/lib")
+    (host / "usr" / "lib" / "x" / "libfoo.so").write_text("")
+    upper.mkdir()
+    assert resolve(host, "/lib/x/libfoo.so") == "/usr/lib/x/libfoo.so" and resolve(host, "/lib/nothing") is None
+    assert _leaves("/usr/lib/python3.13/a.py", "/etc/a.py") == "/etc/a.py"
+    assert _leaves("/usr/lib/a.py", "../../../etc/a.py") == "/etc/a.py" and _leaves("/usr/lib/a.py", "b/a.py") is None
+    assert not changed_in(upper, host, "/lib/x/libfoo.so")
+    (upper / "usr" / "lib" / "x").mkdir(parents=True)  # a copied-up folder alone changes nothing below
+    assert not changed_in(upper, host, "/lib/x/libfoo.so")
+    (upper / "usr" / "lib" / "x" / "libfoo.so").write_text("evil")  # reached through the pristine /lib link
+    assert changed_in(upper, host, "/lib/x/libfoo.so")
+    (upper / "usr" / "lib" / "x" / "libfoo.so").unlink()
+    (upper / "usr" / "lib" / "x").rmdir()
+    (upper / "usr" / "lib" / "x").symlink_to("/tmp")  # an ancestor redirected
+    assert changed_in(upper, host, "/lib/x/libfoo.so")

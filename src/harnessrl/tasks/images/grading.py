@@ -52,7 +52,8 @@ from harnessrl.tasks.images.grader_layer import GRADER_DIR, TOOLS_DIR
 from harnessrl.tasks.images.rootfs import EpisodeRoot, service_start
 from harnessrl.tasks.images.services import wait_listening, write_hosts
 from harnessrl.tasks.images.store import ImageError, ImageStore
-from harnessrl.tasks.images.trust import TRUSTED_AT, TrustBase, TrustError, agent_paths, child_python, guard_layer
+from harnessrl.tasks.images.trust import (TRUSTED_AT, TrustBase, TrustError, agent_paths, changed_in, child_python,
+                                          guard_layer)
 from harnessrl.tasks.sandbox import Sandbox, SandboxResult
 from harnessrl.tasks.workspace import Workspace
 
@@ -222,6 +223,12 @@ def grade_in_image(task: Task, store: ImageStore, built: Built, ws: Workspace, r
             base = TrustBase.mount(groot) if TRUST_BASE else None
         except (TrustError, ImageError) as err:
             return ImageVerdict("test_error", why=f"no trusted base: {err}", neutralised=neutralised)
+        if base is not None:  # a pristine link out of the tree lands in the merged view: was it changed there?
+            hit = [(link, target) for link, target in base.escaping_links() if changed_in(root.upper, base.host, target)]
+            if hit:
+                why = "; ".join(f"{t} (the trusted tree's link {ln} points there)" for ln, t in hit[:5])
+                return ImageVerdict("grader_tamper", why=why, neutralised=neutralised,
+                                    tamper=[(t, "target of a trusted link out of the pristine tree") for _, t in hit])
         sandbox.attach_image(gws, groot)
         if hosts:
             write_hosts(groot.merged, gws.uid, gws.gid, list(hosts))

@@ -30,6 +30,10 @@ any non-directory below it, so a symlink the agent left at one of these paths ca
   folders, which are the merged view's);
 - TRUSTED_AT itself: an empty directory, the mount point (a link there would move the bind).
 
+A link of the pristine tree that leaves it (absolute, or `..` above its root) resolves in the merged
+view; escaping_links() lists those in the folders the verdict process loads from, and grading
+refuses (grader_tamper) when the agent changed where one lands (changed_in()).
+
 What stays in the merged view, on purpose: everything the tests examine (/app, the agent's
 programs, /usr/bin, /etc/passwd, ...) and what the tests' subprocesses run. A library name that the
 pristine tree does not hold at all (an optional dlopen) falls back to the loader's built-in default
@@ -210,6 +214,92 @@ class TrustBase:
         if gconv:
             env["GCONV_PATH"] = gconv
         return env
+
+    def escaping_links(self, limit: int = 100_000) -> list[tuple[str, str]]:
+        """(link, target) for every symlink in the folders the verdict process loads from (the library
+        folders, the stdlib and its lib-dynload, the pristine site-packages, the grader layer) whose
+        target leaves the pristine tree (absolute, or `..` above its root): inside the sandbox it
+        resolves in the merged view. `target` is that merged path. The stdlib's sitecustomize.py and
+        usercustomize.py are left out: -S never imports them."""
+        v = self.version
+        python_dirs = [f"/usr/lib/python{v}", f"/usr/local/lib/python{v}", "/usr/lib/python3/dist-packages",
+                       "/opt/harnessrl"] if v else ["/opt/harnessrl"]
+        lib_dirs = [d.removeprefix(TRUSTED_AT) for d in self.library_path.split(":")]
+        out: list[tuple[str, str]] = []
+        seen = 0
+        for folder, recurse in [*((d, False) for d in lib_dirs), *((d, True) for d in python_dirs)]:
+            stack = [folder]
+            while stack and seen < limit:
+                rel_dir = stack.pop()
+                try:
+                    entries = list(os.scandir(self.host / rel_dir.lstrip("/")))
+                except OSError:
+                    continue
+                for entry in entries:
+                    seen += 1
+                    inside = f"{rel_dir}/{entry.name}"
+                    if entry.is_symlink():
+                        target = _leaves(inside, os.readlink(entry.path))
+                        if target and entry.name not in ("sitecustomize.py", "usercustomize.py"):
+                            out.append((inside, target))
+                    elif recurse and entry.is_dir(follow_symlinks=False):
+                        stack.append(inside)
+        return out
+
+
+def _leaves(link: str, target: str) -> str | None:
+    """The merged-view path a link at `link` (inside the trusted mount) would reach when its target
+    leaves the pristine tree, or None when it stays inside."""
+    if target.startswith("/"):
+        return os.path.normpath(target)
+    parts = [p for p in link.split("/")[:-1] if p]
+    for i, part in enumerate(p for p in target.split("/") if p and p != "."):
+        if part != "..":
+            parts.append(part)
+        elif parts:
+            parts.pop()
+        else:  # above the pristine root: on to / of the merged view
+            rest = [p for p in target.split("/") if p and p != "."][i + 1:]
+            return os.path.normpath("/" + "/".join(rest))  # normpath: '..' at / stays at /, as the kernel does
+    return None
+
+
+def changed_in(upper: Path, host: Path, path: str, limit: int = MAX_LINKS) -> bool:
+    """Whether the merged view (pristine tree `host` under the agent's `upper` folder) may resolve
+    `path` differently from the pristine tree: walking it as resolve() does, some component is in the
+    upper folder as the last one, as a non-directory (a link, a whiteout, a file) or as an opaque folder."""
+    todo = [p for p in path.split("/") if p and p != "."]
+    done: list[str] = []
+    links = 0
+    while todo:
+        part = todo.pop(0)
+        if part == "..":
+            if done:
+                done.pop()
+            continue
+        mine = upper.joinpath(*done, part)
+        if os.path.lexists(mine):
+            if not todo or mine.is_symlink() or not mine.is_dir():
+                return True
+            try:
+                if os.getxattr(mine, "trusted.overlay.opaque", follow_symlinks=False) == b"y":
+                    return True
+            except OSError:
+                pass
+        pristine = host.joinpath(*done, part)
+        if pristine.is_symlink():
+            links += 1
+            if links > limit:
+                return True
+            target = os.readlink(pristine)
+            if target.startswith("/"):
+                done = []
+            todo = [p for p in target.split("/") if p and p != "."] + todo
+            continue
+        if not pristine.exists() and not os.path.lexists(mine):
+            return False  # missing in both: the merged view has nothing there either
+        done.append(part)
+    return False
 
 
 def _elf(host: Path, path: str) -> str | None:
