@@ -11,6 +11,7 @@ nonce in its Dockerfile, so no step is cached; the stand-in base is already buil
 same inputs again: a cache hit on the build key).
 
 Run: python benchmarks/task_image.py [--repeats 100]   (root, podman/buildah; builds need the Debian mirror)
+     python benchmarks/task_image.py --image localhost/harnessrl-task/venv-path:KEY   (no build, offline)
 """
 
 from __future__ import annotations
@@ -91,15 +92,20 @@ def overhead(store: ImageStore, image: str, repeats: int) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=100)
+    ap.add_argument("--image", help="an image already built (no ENTRYPOINT): overhead only, no build (offline)")
     args = ap.parse_args()
     store = ImageStore.default()
-    bases.build_stand_in(store, bases.resolve("debian:13"), say=lambda m: None)
-    cold, warm, image, key = build_times(store)
-    print(f"build: cold {cold:.1f} s, warm (cache hit) {warm:.2f} s")
-    try:
-        med = overhead(store, image, args.repeats)
-    finally:  # the benchmark's task image is unique to this run: leave no build behind
-        store.remove_build(key)
+    if args.image:
+        cold = warm = float("nan")
+        med = overhead(store, args.image, args.repeats)
+    else:
+        bases.build_stand_in(store, bases.resolve("debian:13"), say=lambda m: None)
+        cold, warm, image, key = build_times(store)
+        print(f"build: cold {cold:.1f} s, warm (cache hit) {warm:.2f} s")
+        try:
+            med = overhead(store, image, args.repeats)
+        finally:  # the benchmark's task image is unique to this run: leave no build behind
+            store.remove_build(key)
     over = {k: med[k] - med["bare"] for k in ("jail", "image", "podman_exec")}
     print(f"/bin/true median: bare {med['bare']:.2f} ms | host jail {med['jail']:.2f} ms | image {med['image']:.2f} ms"
           f" | podman exec {med['podman_exec']:.2f} ms (load average {os.getloadavg()[0]:.1f})")

@@ -81,6 +81,10 @@ SCRIPT_ATTACKS = {
     "bash shadowed": SHIM.format("/usr/local/bin/bash"),
     "uvx shim on PATH": SHIM.format("/usr/local/bin/uvx"),
     "pytest.ini above /tests": "printf '[pytest]\\naddopts = -p no:python\\n' > /pytest.ini",
+    # the script's commands come from the merged view: what they map and where they are found
+    "a shared library under a lib folder": "echo junk > /usr/lib/x86_64-linux-gnu/libharnessrl-test.so.1",
+    "/usr/local replaced by a symlink to a copy": "cp -a /usr/local /opt/l && rm -rf /usr/local && ln -s /opt/l /usr/local",
+    "NSS configuration": "printf 'passwd: files\\n' > /etc/nsswitch.conf",
 }
 
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import json
 import errno
+import json
 import os
 import shutil
 import stat
@@ -231,17 +231,25 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
 # -- 3. pytest ------------------------------------------------------------------------------
 
 
-def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, python: str = "python",
-               runner_path: tuple[str, ...] = (), network=None, child_python: list[str] | None = None,
+def run_pytest(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, python: str | list[str] = "python",
+               runner_path: tuple[str, ...] = (), network=None, *, child_python: list[str] | None = None,
                agent_paths: list[str] | None = None) -> tuple[dict | None, str, SandboxResult]:
     """Run the hidden tests over the grader's copy. Returns (report or None, why not, the run).
-    In a task image (tasks/images/grading.py) `python` is the image's interpreter and `runner_path`
-    the grader layer's folder holding pytest. `child_python` (argv) runs the agent's modules the tests
-    import (default: the grader's own interpreter), from `agent_paths` (default: /app and the task's
-    PYTHONPATH entries under it)."""
+    `python`: one word (the host jail: the host's interpreter, found on PATH) or an argv prefix
+    (a task image, tasks/images/trust.py: the trusted base's loader, its flags and interpreter, by
+    absolute paths); then the runner is isolated (`-I`: no PYTHON* variable, no user site, no
+    working directory) and its sys.path gets /grader and `runner_path` (the grader layer's folder
+    holding pytest) in front of its own standard library, since -I ignores PYTHONPATH.
+    `child_python` / `agent_paths`: the interpreter argv and import folders of the view the agent
+    changed, for the agent-call bridge: the init starts the child (HARNESSRL_BRIDGE_CHILD), which imports
+    from those folders (HARNESSRL_AGENT_PATHS)."""
     binds = _stage_tests(task, gws)
     targets = [f"{TESTS_AT}/{f}" for g in TEST_GROUPS for f in task.test_files.get(g, ())]
-    cmd = [python, "-I", f"{PLUGIN_AT}/harnessrl_init.py", python, "-P", "-m", "pytest", "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
+    if isinstance(python, str):
+        init, runner = [python, "-I"], [python, "-P", "-m", "pytest"]
+    else:
+        init, runner = [*python, "-I"], [*python, "-I", "-c", _BOOT % ([PLUGIN_AT, *runner_path],)]
+    cmd = [*init, f"{PLUGIN_AT}/harnessrl_init.py", *runner, "-c", f"{TESTS_AT}/pytest.ini", f"--rootdir={TESTS_AT}",
            f"--confcutdir={TESTS_AT}", "-p", "harnessrl_grader", "-rA", "--color=no", "--tb=short",
            "--import-mode=importlib", "--continue-on-collection-errors", "-o", "console_output_style=classic",
            *targets]
@@ -286,6 +294,14 @@ def _agent_paths(task_path: str) -> list[str]:
     return ["/app", *(p for p in under if p != "/app")]
 
 
+# The isolated runner's start (argv prefix form of run_pytest): -I drops PYTHONPATH, so /grader and the
+# runner folder go in front here; with -S (trust.py: the stdlib's sitecustomize.py may be a link out of
+# the trusted tree) the interpreter's own site-packages are added after the stdlib, without sitecustomize.
+_BOOT = ("import sys\nsys.path[:0] = %r\n"
+         "if sys.flags.no_site:\n    import site\n    for _d in site.getsitepackages():\n        site.addsitedir(_d)\n"
+         "import pytest\nraise SystemExit(pytest.console_main())\n")
+
+
 def _grader_pythonpath(task_path: str, runner_path: tuple[str, ...] = ()) -> str:
     """The plugin's dir, then the task's own PYTHONPATH entries except /app and below: pytest
     imports much of the stdlib before any plugin runs, so /app must not come first even then.
@@ -326,18 +342,19 @@ def run_reward_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: f
 
 
 def run_test_script(task: Task, gws: Workspace, sandbox: Sandbox, timeout_s: float, *,
-                    env: dict[str, str] | None = None, cwd: str | None = None, network=None
-                    ) -> tuple[dict[str, float] | None, str, SandboxResult]:
+                    env: dict[str, str] | None = None, cwd: str | None = None, network=None,
+                    shell: list[str] | None = None) -> tuple[dict[str, float] | None, str, SandboxResult]:
     """Harbor's verifier: `bash /tests/test.sh` with the tests bound read-only at /tests and a fresh
     /logs/verifier of the grader's; ({name: reward} or None, why not, the run). `env` and `cwd`:
     what a task image adds (its PATH with the grader layer's offline tools first, its WORKDIR);
-    `network`: the episode's network namespace, where a task's other services run."""
+    `network`: the episode's network namespace, where a task's other services run; `shell`: the
+    argv that runs bash (a task image: the trusted base's, by absolute paths; default `bash`)."""
     binds = _stage_tests(task, gws)
     logs = gws.private_dir("verifier")  # fresh: this grader workspace is new
     run_env = {**task.env, **GIT_SAFE_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
     for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "BASH_ENV", "ENV"):
         run_env.pop(key, None)
-    run = sandbox.run(["bash", f"{TESTS_AT}/{task.test_script}"], gws, timeout_s=timeout_s,
+    run = sandbox.run([*(shell or ["bash"]), f"{TESTS_AT}/{task.test_script}"], gws, timeout_s=timeout_s,
                       binds=[*binds, Bind(logs, LOGS_AT, writable=True)], env=run_env, network=network,
                       **({"cwd": cwd} if cwd else {}))
     rewards, why = read_rewards(logs)

@@ -226,9 +226,9 @@ class Sandbox:
             image_env = {k: v for k, v in self.env.items() if k not in ("PATH", "HOME", "USER", "LOGNAME")}
             image_env |= {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
                           "USER": "root", "LOGNAME": "root"} | image.env | dict(env)
-            argv = image_bwrap_args(self.bwrap, image.merged, limits, binds, image_env, cwd, call_dir, fds,
-                                    share_net=netns is not None)
-            argv += ["--", *inner_command(command, limits, nproc, exec_init)]
+            argv = image_bwrap_args(self.bwrap, image.merged, limits, [*getattr(image, "binds", ()), *binds], image_env,
+                                    cwd, call_dir, fds, share_net=netns is not None)
+            argv += ["--", *inner_command(command, limits, nproc, exec_init, getattr(image, "shell", None))]
             argv = [*drop_root(ws, None, netns), *argv]
             cg = self.cgroup(ws)
             return [*cgroup_join(cg.join_files), *argv] if cg is not None else argv

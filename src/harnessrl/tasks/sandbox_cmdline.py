@@ -131,11 +131,20 @@ def image_bwrap_args(bwrap: str, merged: Path, limits: Limits, binds: Sequence[B
     return a
 
 
-def inner_command(command: str | Sequence[str], limits: Limits, nproc: int, exec_init: bool) -> list[str]:
+def inner_command(command: str | Sequence[str], limits: Limits, nproc: int, exec_init: bool,
+                  shell: tuple[Sequence[str], str] | None = None) -> list[str]:
     """pid 1 of the sandbox: a shell that sets the limits (hard and soft: the command can only
     lower them), then runs the command and waits for it (module docstring). `eval` keeps bash
     from exec-ing a lone command away; argv commands get a dash init. `exec_init` (argv only):
-    the command itself is pid 1 and must reap."""
+    the command itself is pid 1 and must reap. `shell` = (argv prefix, "bash" or "dash"): that
+    shell instead of the root's /bin/sh and /bin/bash (grading in a task image runs it from the
+    grader's trusted base, tasks/images/trust.py: the root's own /bin/sh is the agent's to replace)."""
+    if shell is not None:
+        prefix, dialect = list(shell[0]), shell[1]
+        if isinstance(command, str):
+            return [*prefix, "-c", ulimits(limits, nproc, dialect) + 'eval "$1"', "bash", command]
+        tail = 'exec "$@"' if exec_init else '"$@"; exit $?'
+        return [*prefix, "-c", ulimits(limits, nproc, dialect) + tail, "sh", *command]
     if isinstance(command, str):
         return ["/bin/bash", "-c", ulimits(limits, nproc, "bash") + 'eval "$1"', "bash", command]
     tail = 'exec "$@"' if exec_init else '"$@"; exit $?'

@@ -124,6 +124,12 @@ class EpisodeRoot:
     entrypoint: list[str] = field(default_factory=list)
     cmd: list[str] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    image_layers: list[Path] = field(default_factory=list)  # the image's own layers, without on_top or a guard
+    # grading (tasks/images/trust.py): extra binds for every command of this root, and the pid-1 shell
+    # as (argv prefix, dialect) so that even the sandbox's first exec does not come from the merged view
+    binds: list = field(default_factory=list)
+    shell: tuple[list[str], str] | None = None
+    mounts: list[Path] = field(default_factory=list)  # further mounts over the layers, unmounted first
 
     @property
     def merged(self) -> Path:
@@ -134,9 +140,12 @@ class EpisodeRoot:
         return self.base / "upper"
 
     @staticmethod
-    def create(store: ImageStore, image: str, ws: Workspace, on_top: tuple[Path, int, int] | None = None) -> EpisodeRoot:
+    def create(store: ImageStore, image: str, ws: Workspace, on_top: tuple[Path, int, int] | None = None,
+               guard: Path | None = None) -> EpisodeRoot:
         """Mount the episode's root. `on_top` = (an earlier episode's upper folder, its uid, gid): that
-        folder becomes the topmost read-only layer, its owner shown as this episode's root (grading)."""
+        folder becomes the topmost read-only layer, its owner shown as this episode's root (grading).
+        `guard`: a folder of the host's own, read-only, above even that (trust.guard_layer: a directory
+        there hides whatever non-directory the agent left at the same path)."""
         if os.geteuid() != 0 or ws.scratch is None:
             raise ImageError("running in a task image needs root and a scratch tmpfs for the episode")
         info = store.inspect(image)
@@ -157,6 +166,7 @@ class EpisodeRoot:
             raise
         finally:
             os.close(userns)
+        root.image_layers = list(root.layers)
         if on_top is not None:
             folder, uid, gid = on_top
             userns = _userns_fd_lines(f"{uid} {ws.uid} 1\n{OTHER_IDS_BASE} {OTHER_IDS_BASE} {IMAGE_IDS}\n",
@@ -171,6 +181,8 @@ class EpisodeRoot:
                 raise
             finally:
                 os.close(userns)
+        if guard is not None:
+            root.layers.insert(0, guard)
         for name in ("upper", "work", "merged"):
             (base / name).mkdir()
             os.chown(base / name, ws.uid, ws.gid)
@@ -186,11 +198,30 @@ class EpisodeRoot:
     def close(self) -> None:
         """Unmount the overlay and the layers (idempotent; the scratch tmpfs goes with the workspace;
         the upper folder stays readable until then, for grading)."""
+        for mount in self.mounts:
+            _umount(mount)
+        self.mounts = []
         if os.path.ismount(self.merged):
             _umount(self.merged)
         for layer in self.layers:
             _umount(layer)
         self.layers = []
+
+    def mount_pristine(self) -> Path:
+        """The image's own layers, WITHOUT any on_top folder or guard, as a second, read-only overlay
+        (no upper folder: the kernel refuses every write) at <base>/pristine: what the image held
+        before any agent ran. Unmounted by close()."""
+        target = self.base / "pristine"
+        target.mkdir(exist_ok=True)
+        if len(self.image_layers) == 1:  # overlayfs wants two lower layers without an upper one
+            _check(_libc.mount(str(self.image_layers[0]).encode(), str(target).encode(), None, 0x1000 | 0x1, None),
+                   f"bind {self.image_layers[0]}")  # MS_BIND | MS_RDONLY
+        else:
+            opts = f"lowerdir={':'.join(map(str, self.image_layers))}"
+            _check(_libc.mount(b"overlay", str(target).encode(), b"overlay", 0x1, opts.encode()),  # MS_RDONLY
+                   f"read-only overlay of {self.image}")
+        self.mounts.append(target)
+        return target
 
     def path(self, inside: str) -> Path:
         """A path as the agent sees it (absolute, or relative to WORKDIR), on the host. Harness-side
