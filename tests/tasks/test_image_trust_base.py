@@ -164,7 +164,7 @@ def test_the_venv_fixture_fails_untouched_and_passes_after_its_solution(store, b
     assert solved.status == "graded" and solved.solved, solved.why
 
 
-PROBE = '''import json, os, sys
+PROBE = '''import os, sys
 from pathlib import Path
 
 
@@ -172,21 +172,23 @@ def test_count():
     maps = {line.split(None, 5)[5] for line in Path("/proc/self/maps").read_text().splitlines()
             if len(line.split(None, 5)) == 6 and line.split(None, 5)[5].startswith("/")}
     untrusted_maps = sorted(m for m in maps if not m.startswith("/.harnessrl-trusted/"))
-    untrusted_path = [p for p in sys.path if not p.startswith(("/.harnessrl-trusted/", "/grader", "/app"))]
-    env = {k: os.environ.get(k) for k in ("LD_PRELOAD", "LC_ALL", "HOME", "USER", "HARNESSRL_CHILD_PYTHON",
-                                          "HARNESSRL_AGENT_PATHS")}
+    untrusted_path = [p for p in sys.path if not p.startswith(("/.harnessrl-trusted/", "/grader"))]
+    env = {k: os.environ.get(k) for k in ("LD_PRELOAD", "LC_ALL", "HOME", "USER")}
     assert not untrusted_maps and not untrusted_path and sys.flags.isolated, (untrusted_maps, untrusted_path)
-    assert sys.executable.startswith("/.harnessrl-trusted/") and sys.path[-1] == "/app", sys.path
+    assert sys.executable.startswith("/.harnessrl-trusted/") and "/app" not in sys.path, sys.path
     assert env["LD_PRELOAD"] == "" and env["LC_ALL"] == "C.UTF-8" and env["HOME"] == "/root", env
-    assert json.loads(env["HARNESSRL_CHILD_PYTHON"]) == ["/opt/venv/bin/python3"], env
-    assert json.loads(env["HARNESSRL_AGENT_PATHS"])[-1] == "/app" and \\
-        "/usr/lib/python3/dist-packages" in json.loads(env["HARNESSRL_AGENT_PATHS"]), env
+    bridge = sys.modules["harnessrl_bridge"]._bridge  # the agent's modules: the merged view's interpreter
+    assert bridge.agent_paths[-1] == "/app" and "/usr/lib/python3/dist-packages" in bridge.agent_paths
+    children = [Path(f"/proc/{p}/cmdline").read_bytes().split(b"\\0") for p in os.listdir("/proc") if p.isdigit()
+                and b"harnessrl_child.py" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert [c[0] for c in children] == [b"/opt/venv/bin/python3"], children
 '''
 
 
 def test_the_verdict_process_maps_and_imports_only_the_trusted_tree(store, builds, sandbox, tmp_path):
     """Every file the pytest process maps (loader, libraries, interpreter, extension modules) is under
-    the trusted mount; its sys.path is the trusted tree, /grader and (last) /app."""
+    the trusted mount; its sys.path is the trusted tree and /grader (the agent's modules come through the
+    bridge, whose child runs the merged view's interpreter)."""
     (tmp_path / "test_outputs.py").write_text(PROBE)
     tmp_path.chmod(0o755)  # copied with its mode: the grader must read it
     verdict = episode(store, builds["venv-path"], sandbox, task_of(FIXTURES / "venv-path", tmp_path), None)
@@ -235,3 +237,39 @@ def test_a_pristine_link_out_of_the_tree_is_checked_where_it_lands(tmp_path):
     (upper / "usr" / "lib" / "x").rmdir()
     (upper / "usr" / "lib" / "x").symlink_to("/tmp")  # an ancestor redirected
     assert changed_in(upper, host, "/lib/x/libfoo.so")
+
+
+IMPORTS_AGENT = '''from calc import sub
+
+
+def test_count():
+    assert sub(5, 3) == 2
+'''
+FORGE_MODULE = ("import os, sys\n"
+                "g = sys.modules.get('harnessrl_grader')\n"
+                "if g is not None and g._FD >= 0:\n"
+                f"    os.write(g._FD, {REPORT!r}.encode())\n"
+                "    os._exit(0)\n\n\n"
+                "def sub(a, b):\n    return a + b\n")
+
+
+@pytest.mark.parametrize("bridge", [False, True], ids=["in-process", "bridge"])
+def test_image_a_report_forged_from_the_tested_module(store, builds, sandbox, tmp_path, monkeypatch, bridge):
+    """In a task image too, the agent's module the tests import writes a passing report and exits: real
+    in-process (solved), an honest failure through the bridge (its child runs the merged view's python)."""
+    from harnessrl.tasks import grader
+
+    monkeypatch.setattr(grader, "BRIDGE", bridge)
+    (tmp_path / "test_outputs.py").write_text(IMPORTS_AGENT)
+    tmp_path.chmod(0o755)
+    script = put("/app/calc.py", FORGE_MODULE.encode(), "644")
+    verdict = episode(store, builds["venv-path"], sandbox, task_of(FIXTURES / "venv-path", tmp_path), script)
+    if not bridge:
+        assert verdict.solved, (verdict.status, verdict.why)
+        return
+    assert verdict.status == "graded" and not verdict.solved, (verdict.status, verdict.why)
+    assert verdict.report["results"] == [("error", "test_outputs.py")] or \
+        verdict.report["results"][0][0] in ("failed", "error"), verdict.report
+    fixed = put("/app/calc.py", b"def sub(a, b):\n    return a - b\n", "644")
+    good = episode(store, builds["venv-path"], sandbox, task_of(FIXTURES / "venv-path", tmp_path), fixed)
+    assert good.solved, (good.status, good.why, good.run and good.run.stdout[-2000:])
