@@ -2,7 +2,8 @@
 
 Ours: `score_workspace` on a solved episode's workspace — stop every agent process, copy /app
 into a fresh workspace under a new uid, run the hidden tests in a fresh sandbox (seccomp,
-cgroup, the grader's init and report plugin), read and check the report.
+cgroup, the grader's init and report plugin, the agent's modules imported in the bridge's child
+process), read and check the report.
 Anchor: the same tests run by `python -m pytest` directly on the host, over a plain copy of the
 same files (no sandbox, no copy under another uid, no plugin) — what an unprotected grader costs.
 
@@ -77,7 +78,7 @@ def main() -> None:
         "benchmark": "grading_one_episode", "ours": round(statistics.median(o for _, o, _ in rows), 1),
         "anchor": round(statistics.median(a for _, _, a in rows), 1),
         "unit": "ms median wall time to grade one solved episode (ours: stop agent + copy under a new uid + "
-                "sandboxed pytest with the report plugin; anchor: plain pytest on the host)",
+                "sandboxed pytest with the report plugin and the agent-call bridge; anchor: plain pytest on the host)",
         "ratio": round(ratio, 2), "target": "ratio <= 1.5", "suite": args.suite, "tasks": len(rows),
         "repeats": args.repeats,
     }))
