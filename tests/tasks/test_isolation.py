@@ -39,3 +39,13 @@ def test_tasks_check_prints_the_grading_column(tmp_path):
     out = CliRunner().invoke(app, ["tasks", "check", str(task.root)], env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
     assert "partial" in out.output and "grading" in out.output and "1 task(s) graded" in out.output, out.output
+
+
+def test_tasks_check_for_images_prints_no_markup_literally():
+    """The image table's status cell was printed as `[green]built[/]` (the console has markup off)."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "fixtures" / "images" / "constructs"
+    out = CliRunner().invoke(app, ["tasks", "check", "--runtime", "image", str(folder)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "constructs" in out.output and "[/]" not in out.output and "[green]" not in out.output, out.output

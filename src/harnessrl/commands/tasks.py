@@ -104,10 +104,10 @@ def build(
                                timeout_s=timeout_s, budget_bytes=budget_bytes)
         except BuildRefused as err:
             failed += 1
-            table.add_row(task.name, "[red]refused[/]", err.code, "", "", "", err.reason)
+            table.add_row(task.name, Text("refused", style="red"), err.code, "", "", "", err.reason)
             continue
         notes = "; ".join(s["note"] for s in built.stand_ins)
-        table.add_row(task.name, "[green]cached[/]" if built.cached else "[green]built[/]", "",
+        table.add_row(task.name, Text("cached" if built.cached else "built", style="green"), "",
                       f"{built.seconds:.0f}", f"{built.bytes / 1e6:.0f}", built.image, notes)
     console.print(table)
     if strict and failed:
@@ -133,7 +133,7 @@ def _check_images(folder: Path, strict: bool) -> None:
         table.add_column(col, overflow="fold")
     for row in rows:
         style = {"built": "green", "buildable": "yellow"}.get(row.status, "red")
-        table.add_row(row.name, row.runtime, f"[{style}]{row.status}[/]", row.reason, row.detail,
+        table.add_row(row.name, row.runtime, Text(row.status, style=style), row.reason, row.detail,
                       "; ".join(row.substitutions), ", ".join(row.notes))
     console.print(table)
     if strict and refused:
