@@ -56,7 +56,8 @@ PLUGIN_AT = "/grader"
 LOGS_AT = "/logs/verifier"
 PLUGIN_SOURCE = Path(__file__).with_name("grader_plugin.py")
 INIT_SOURCE = Path(__file__).with_name("grader_init.py")
-BRIDGE_SOURCES = (Path(__file__).with_name("grader_bridge.py"), Path(__file__).with_name("grader_child.py"))
+BRIDGE_SOURCES = (Path(__file__).with_name("grader_bridge.py"), Path(__file__).with_name("grader_child.py"),
+                  Path(__file__).with_name("grader_values.py"))
 # The agent-call bridge (grader_bridge.py): tests' imports of the agent's modules run in a child
 # process. False only in tests that show an attack on the in-process grader is real.
 BRIDGE = True
@@ -222,7 +223,8 @@ def _stage_tests(task: Task, gws: Workspace) -> list[Bind]:
             os.chmod(p, 0o755 if os.stat(p).st_mode & 0o100 else 0o644)
     plugin = _root_dir(gws.home / "grader")
     for source, name in ((PLUGIN_SOURCE, "harnessrl_grader.py"), (INIT_SOURCE, "harnessrl_init.py"),
-                         (BRIDGE_SOURCES[0], "harnessrl_bridge.py"), (BRIDGE_SOURCES[1], "harnessrl_child.py")):
+                         (BRIDGE_SOURCES[0], "harnessrl_bridge.py"), (BRIDGE_SOURCES[1], "harnessrl_child.py"),
+                         (BRIDGE_SOURCES[2], "harnessrl_values.py")):
         shutil.copyfile(source, plugin / name)
         os.chmod(plugin / name, 0o644)
     return [Bind(tests, TESTS_AT), Bind(plugin, PLUGIN_AT)]

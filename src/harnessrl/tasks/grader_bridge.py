@@ -1,7 +1,8 @@
 """The trusted side of the grader's agent-call bridge: tests import the agent's modules, the agent's
 code runs in a child process, and the verdict process never executes a line of it.
 
-Copied, as is, next to the grader plugin (harnessrl_bridge.py); imports nothing from harnessrl.
+Copied, as is, next to the grader plugin (harnessrl_bridge.py, with harnessrl_values.py: the values and
+their decoder); imports nothing from harnessrl.
 The plugin calls `install(...)` before pytest collects any test:
 
     import calendar_utils            # a RemoteModule: the agent's module lives in the child
@@ -27,374 +28,35 @@ attributes are served. Lists, dicts, sets and bytearrays passed as arguments are
 their state after the call copied back, so in-place changes are seen.
 """
 
-import binascii
+
 import builtins
-import collections
-import collections.abc
-import datetime
-import decimal
-import fractions
 import importlib.machinery
 import io
 import json
 import operator
 import os
-import pathlib
 import pickle
 import struct
 import subprocess
 import sys
 import types
-import warnings
 
-# this module's own isinstance/issubclass: install() patches the builtin issubclass (see there)
-isinstance, issubclass = builtins.isinstance, builtins.issubclass
+try:  # in the grader's sandbox the bridge's modules sit side by side under their copied names
+    import harnessrl_values as values
+except ImportError:  # imported from the package (tests, the benchmark)
+    from harnessrl.tasks import grader_values as values
+
+from_values = ("AgentBridgeError", "RemoteModule", "RemoteObject", "_RemoteClass", "_CONTAINERS", "_CONTAINER_TYPES",
+               "_Pickler", "_decode", "_items", "_exception", "_reissue", "_copy_back", "_picklable", "_is_remote",
+               "_request", "_trusted_class", "_refresh", "_remote_exc_str", "_remote_exc_getattr")
+AgentBridgeError, RemoteModule, RemoteObject, _RemoteClass, _CONTAINERS, _CONTAINER_TYPES, _Pickler, _decode, _items, \
+    _exception, _reissue, _copy_back, _picklable, _is_remote, _request, _trusted_class, _refresh, _remote_exc_str, \
+    _remote_exc_getattr = (getattr(values, n) for n in from_values)
+isinstance, issubclass = values.isinstance, values.issubclass  # the builtins as they were (install patches one)
 
 MAX_FRAME = 16 << 20
-MAX_DEPTH = 200
 _CHILD_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harnessrl_child.py")
-
-
-class AgentBridgeError(BaseException):
-    """The agent's side died, broke the protocol or sent what is not data: the test fails."""
-
-
 _bridge = None  # the one _Bridge of this session (install)
-
-
-# -- handles for the agent's objects ------------------------------------------------------------
-
-
-def _request(*msg):
-    return _bridge.request(msg)
-
-
-# Attributes pytest and inspect probe on every object a test module holds (is it a fixture, a mock,
-# wrapped, a test?): no agent object is any of these, so they are answered here, not by a round trip.
-_PROBES = frozenset({"_mock_name", "__wrapped__", "__test__", "_pytestfixturefunction", "_fixture_function_marker",
-                     "__pytest_wrapped__", "pytestmark", "_pytest_fixture_function", "__signature__",
-                     "__code__", "__globals__", "__func__", "__self__", "__harnessrl_cref__"})
-
-
-class RemoteObject:
-    """One of the agent's objects, held by the child; every use is a request."""
-
-    __slots__ = ("__harnessrl_ref__", "_kind", "_qualname")
-
-    def __getattr__(self, name):
-        if name in _PROBES:
-            raise AttributeError(name)
-        return _request("getattr", self, name)
-
-    def __setattr__(self, name, value):
-        _request("setattr", self, name, value)
-
-    def __delattr__(self, name):
-        _request("delattr", self, name)
-
-    def __call__(self, *args, **kwargs):
-        return _request("call", self, args, kwargs)
-
-    def __exit__(self, et, ev, tb):
-        return _request("op", self, "__exit__", (et, ev, None))
-
-
-_TYPED = {"__len__": int, "__hash__": int, "__index__": int, "__int__": int, "__bool__": bool, "__str__": str,
-          "__repr__": str, "__float__": float, "__format__": str, "__complex__": complex, "__bytes__": bytes}
-
-
-def _op_method(name):
-    want = _TYPED.get(name)
-
-    def method(self, *args):
-        value = _request("op", self, name, args)
-        if want is not None and type(value) is not want:
-            raise AgentBridgeError(f"{name} of the agent's object answered {type(value).__name__}, not {want.__name__}")
-        return value
-    method.__name__ = name
-    return method
-
-
-for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__len__", "__bool__", "__hash__",
-              "__str__", "__repr__", "__format__", "__iter__", "__next__", "__reversed__", "__contains__",
-              "__getitem__", "__setitem__", "__delitem__", "__enter__", "__int__", "__float__", "__index__",
-              "__complex__", "__bytes__", "__round__", "__neg__", "__pos__", "__abs__", "__invert__", "__dir__",
-              *(f"__{p}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or",
-                                          "xor", "lshift", "rshift", "matmul") for p in ("", "r"))):
-    setattr(RemoteObject, _name, _op_method(_name))
-
-
-class RemoteModule(types.ModuleType):
-    """An agent's module: dunder attributes are the import system's and stay here, the rest is the child's."""
-
-    def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        if "__harnessrl_ref__" not in vars(self):
-            raise AttributeError(name)
-        return _request("getattr", self, name)
-
-    def __setattr__(self, name, value):
-        if name.startswith("__") and name.endswith("__"):
-            types.ModuleType.__setattr__(self, name, value)
-        else:
-            _request("setattr", self, name, value)
-
-    def __delattr__(self, name):
-        _request("delattr", self, name)
-
-
-class _RemoteClass(type):
-    """The type of a class of the agent's: calling it constructs in the child; isinstance asks the child."""
-
-    def __call__(cls, *args, **kwargs):
-        return _request("call", cls, args, kwargs)
-
-    def __getattr__(cls, name):
-        if name.startswith("__harnessrl") or name in _PROBES or name in ("__mro_entries__", "__class_getitem__"):
-            raise AttributeError(name)
-        return _request("getattr", cls, name)
-
-    def __instancecheck__(cls, obj):
-        if type.__instancecheck__(cls, obj):
-            return True
-        return _is_remote(obj) and _request("op", obj, "isinstance", (cls,)) is True
-
-    def __subclasscheck__(cls, sub):
-        if type.__subclasscheck__(cls, sub):
-            return True
-        return isinstance(sub, _RemoteClass) and _request("op", sub, "issubclass", (cls,)) is True
-
-    def __repr__(cls):
-        return f"<class {cls.__qualname__!r} of the agent's>"
-
-    def __bool__(cls):  # a class is true, whatever its __len__ (defined below for Enums) says
-        return True
-
-    def __iter__(cls):  # an Enum's members
-        return _request("op", cls, "__iter__", ())
-
-    def __len__(cls):
-        return _request("op", cls, "__len__", ())
-
-    def __getitem__(cls, key):
-        return _request("op", cls, "__getitem__", (key,))
-
-    def __contains__(cls, item):
-        return _request("op", cls, "__contains__", (item,))
-
-
-def _remote_exc_str(self):
-    return vars(self).get("_remote_str", BaseException.__str__(self))
-
-
-def _remote_exc_getattr(self, name):
-    remote = vars(self).get("_remote_obj")
-    if remote is None or (name.startswith("__") and name.endswith("__")):
-        raise AttributeError(name)
-    return _request("getattr", remote, name)
-
-
-# The agent's lists, dicts and sets come back as these: real containers (isinstance, json, == work
-# locally on a snapshot), the same object each time the child returns the same one, and a change the
-# test makes (`box.items.clear()`) is made on the agent's object too, then the snapshot refreshed.
-_MUTATORS = {list: ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__",
-                    "__delitem__", "__iadd__", "__imul__"),
-             dict: ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"),
-             set: ("add", "discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update",
-                   "symmetric_difference_update", "__ior__", "__iand__", "__isub__", "__ixor__")}
-
-
-def _mutator(name):
-    def method(self, *args, **kwargs):
-        result, _ = _request("mutate", self, name, args, kwargs)  # decoding the state refreshes self
-        return self if name.startswith("__i") else result
-    method.__name__ = name
-    return method
-
-
-_CONTAINERS = {}
-for _base, _names in _MUTATORS.items():
-    _CONTAINERS[_base] = type(f"Remote{_base.__name__.title()}", (_base,), {
-        "__slots__": ("__harnessrl_cref__",), **{n: _mutator(n) for n in _names},
-        "__reduce_ex__": lambda self, proto: (type(self).__mro__[1], (type(self).__mro__[1](self),))})
-
-
-_CONTAINER_TYPES = set(_CONTAINERS.values())
-
-
-def _refresh(old, value) -> None:
-    base = type(old).__mro__[1]
-    if base is list:
-        list.__setitem__(old, slice(None), value)
-    else:
-        base.clear(old)
-        base.update(old, value)
-
-
-def _trusted_class(module: str, qualname: str):
-    """A class of a module this process already imported from the trusted base (an exception class,
-    or any standard-library class), or None. Never the grader's own modules."""
-    mod = sys.modules.get(module)
-    if mod is None or isinstance(mod, RemoteModule) or not module or module.startswith("harnessrl"):
-        return None
-    obj = mod
-    for part in qualname.split("."):
-        obj = vars(obj).get(part) if isinstance(obj, (types.ModuleType, type)) else None
-    if not isinstance(obj, type) or "__harnessrl_ref__" in vars(obj):
-        return None
-    return obj if issubclass(obj, BaseException) or module.split(".")[0] in sys.stdlib_module_names else None
-
-
-def _is_remote(obj) -> bool:
-    return _ref_of(obj) is not None
-
-
-def _ref_of(obj):
-    if isinstance(obj, type):
-        return vars(obj).get("__harnessrl_ref__")
-    if isinstance(obj, RemoteModule):
-        return vars(obj).get("__harnessrl_ref__")
-    if isinstance(obj, RemoteObject):
-        return obj.__harnessrl_ref__
-    if type(obj) in _CONTAINER_TYPES:
-        return obj.__harnessrl_cref__
-    if isinstance(obj, BaseException):
-        remote = vars(obj).get("_remote_obj") if hasattr(obj, "__dict__") else None
-        return None if remote is None else remote.__harnessrl_ref__
-    return None
-
-
-# -- the wire -----------------------------------------------------------------------------------
-
-
-class _Pickler(pickle.Pickler):
-    """Requests: the test's data by value, the agent's handles by ref, the test's own code by handle."""
-
-    def persistent_id(self, obj):
-        if type(obj) in _PLAIN_TYPES:
-            return None
-        ref = _ref_of(obj)
-        if ref is not None:
-            return ("r", ref)
-        if _test_owned(obj):
-            return ("p", _bridge.keep(obj))
-        return None
-
-
-_PLAIN_TYPES = {str, int, float, bool, type(None), bytes, tuple, list, dict, set, frozenset}
-
-
-def _test_owned(obj) -> bool:
-    """What the child cannot be given by value: functions, classes and instances a test file defines
-    (it cannot import them), and bound methods of the test's objects (`seen.append` as a callback must
-    append to the test's list, not to a copy)."""
-    if isinstance(obj, (BaseException, types.ModuleType)):
-        return False
-    if isinstance(obj, (collections.abc.Iterator, io.IOBase)):  # a generator the test feeds in: pulled from here
-        return True
-    if isinstance(obj, types.BuiltinMethodType):
-        return not isinstance(obj.__self__, types.ModuleType) and obj.__self__ is not None
-    if isinstance(obj, types.MethodType):
-        target = obj.__func__
-    elif isinstance(obj, (types.FunctionType, type)):
-        target = obj
-    else:
-        target = type(obj)
-    if "<locals>" in (getattr(target, "__qualname__", "") or ""):
-        return True
-    module = sys.modules.get(getattr(target, "__module__", None) or "")
-    return module is None or (getattr(module, "__file__", None) or "").startswith(_bridge.tests + "/")
-
-
-_PLAIN = {"l": list, "t": tuple, "S": set, "F": frozenset}
-_VALUE_TYPES = {"datetime": datetime.datetime.fromisoformat, "date": datetime.date.fromisoformat,
-                "time": datetime.time.fromisoformat, "Decimal": decimal.Decimal, "PosixPath": pathlib.PosixPath,
-                "PurePosixPath": pathlib.PurePosixPath}
-
-
-def _decode(x, depth=0):
-    """The child's tagged JSON -> values. Only these constructors run; anything else is a breach."""
-    t = type(x)
-    if x is None or t is bool or t is str or t is int:
-        return x
-    if depth > MAX_DEPTH or t is not list or not x or type(x[0]) is not str:
-        raise AgentBridgeError(f"not data: {str(x)[:80]}")
-    tag, rest = x[0], x[1:]
-    try:
-        if tag in _PLAIN:
-            value = _PLAIN[tag](_decode(v, depth + 1) for v in _items(rest[0]))
-            return _bridge.same(rest[1], value) if len(rest) > 1 else value
-        if tag in ("d", "O", "C"):
-            pairs = [(_decode(k, depth + 1), _decode(v, depth + 1)) for k, v in _items(rest[0])]
-            value = {"d": dict, "O": collections.OrderedDict, "C": collections.Counter}[tag](pairs)
-            return _bridge.same(rest[1], value) if len(rest) > 1 else value
-        if tag == "f":
-            return float.fromhex(rest[0])
-        if tag == "I":
-            return int(rest[0], 16)
-        if tag in ("B", "A"):
-            raw = binascii.a2b_base64(rest[0].encode("ascii"), strict_mode=True)
-            return raw if tag == "B" else bytearray(raw)
-        if tag == "c":
-            return complex(float.fromhex(rest[0]), float.fromhex(rest[1]))
-        if tag == "R" and all(type(v) is int for v in rest):
-            return range(*rest)
-        if tag == "E":
-            return Ellipsis
-        if tag == "Q":
-            return collections.deque((_decode(v, depth + 1) for v in _items(rest[0])), rest[1])
-        if tag == "x" and rest[0] == "timedelta":
-            return datetime.timedelta(*(int(v) for v in rest[1]))
-        if tag == "x" and rest[0] == "Fraction":
-            return fractions.Fraction(int(rest[1][0]), int(rest[1][1]))
-        if tag == "x" and rest[0] in _VALUE_TYPES and type(rest[1]) is str:
-            return _VALUE_TYPES[rest[0]](rest[1])
-        if tag == "p":
-            return _bridge.kept(rest[0])
-        if tag == "a" and _bridge.call_args and type(rest[0]) is int and 0 <= rest[0] < len(_bridge.call_args[-1]):
-            return _bridge.call_args[-1][rest[0]]  # `out is mine`: the test's own argument
-        if tag == "r":
-            return _bridge.handle(*rest)
-    except AgentBridgeError:
-        raise
-    except (TypeError, ValueError, IndexError, KeyError, OverflowError, ArithmeticError) as err:
-        raise AgentBridgeError(f"malformed {tag!r} value: {type(err).__name__}") from None
-    raise AgentBridgeError(f"unknown tag {tag!r}")
-
-
-def _items(v):
-    if type(v) is not list:
-        raise AgentBridgeError("not a list")
-    return v
-
-
-def _exception(desc):
-    """The child's exception, raised here as the same builtin type, or as a local stand-in class of the
-    agent's exception type whose bases follow the agent's (so `pytest.raises(agent.Error)` matches)."""
-    if type(desc) is not dict:
-        raise AgentBridgeError("malformed exception")
-    args = tuple(_decode(a) for a in _items(desc.get("args")))
-    text, tb = desc.get("str"), desc.get("tb")
-    name = desc.get("builtin")
-    cls = getattr(builtins, name, None) if type(name) is str else _decode(desc.get("type"))
-    if not (isinstance(cls, type) and issubclass(cls, BaseException)) or issubclass(cls, AgentBridgeError):
-        raise AgentBridgeError("exception of a type that is not an exception")
-    try:
-        exc = cls(*args) if name else cls.__new__(cls, *args)
-    except Exception:  # noqa: BLE001  (a builtin type that wants other arguments: keep its message)
-        exc = cls(text) if name else cls.__new__(cls, text)
-    if not name:
-        BaseException.__init__(exc, *args)
-        attrs = desc.get("attrs") or {}
-        if type(attrs) is not dict:
-            raise AgentBridgeError("malformed exception attributes")
-        vars(exc).update({str(k): _decode(v) for k, v in attrs.items() if not str(k).startswith("__")})
-        vars(exc)["_remote_str"] = text if type(text) is str else ""
-        vars(exc)["_remote_obj"] = _decode(desc.get("obj"))
-    if type(tb) is str and tb:
-        exc.add_note("in the agent's code (run by the grader's child process):\n" + tb.rstrip())
-    return exc
 
 
 class _Bridge:
@@ -535,27 +197,40 @@ class _Bridge:
         self._send(msg)
         while True:
             reply = self._recv()
-            if reply[0] == "cb":
-                self._serve_callback(reply)
-                continue
-            out, err = (reply[2], reply[3]) if len(reply) >= 4 else ("", "")
-            if type(out) is str and type(err) is str:  # the agent's prints, for capsys
-                sys.stdout.write(out)
-                sys.stderr.write(err)
-            if (reply[0], len(reply)) in (("ok", 6), ("exc", 5)):
-                _reissue(reply[-1])
-            if reply[0] == "ok" and len(reply) == 6:
-                if msg[0] != "call":
-                    return _decode(reply[1])
-                _copy_back(msg[2], reply[4])
-                self.call_args.append(msg[2])
-                try:
-                    return _decode(reply[1])
-                finally:
-                    self.call_args.pop()
-            if reply[0] == "exc" and len(reply) == 5:
-                raise _exception(reply[1])
-            raise AgentBridgeError(f"an unexpected {reply[0]!r} reply")
+            try:
+                if reply[0] == "cb":
+                    self._serve_callback(reply)
+                    continue
+                kind, value = self._answer(msg, reply)
+            except (AgentBridgeError, Warning):  # (a Warning: the test's filter made the agent's warning an error)
+                raise
+            except Exception as err:  # noqa: BLE001
+                # a reply this code did not foresee is a breach, never an AttributeError a test may expect
+                raise AgentBridgeError(f"a malformed reply ({type(err).__name__})") from None
+            if kind == "raise":
+                raise value
+            return value
+
+    def _answer(self, msg, reply):
+        """("return", value) or ("raise", the agent's exception) for one reply."""
+        out, err = (reply[2], reply[3]) if len(reply) >= 4 else ("", "")
+        if type(out) is str and type(err) is str:  # the agent's prints, for capsys
+            sys.stdout.write(out)
+            sys.stderr.write(err)
+        if (reply[0], len(reply)) in (("ok", 6), ("exc", 5)):
+            _reissue(reply[-1])
+        if reply[0] == "ok" and len(reply) == 6:
+            if msg[0] != "call":
+                return "return", _decode(reply[1])
+            _copy_back(msg[2], reply[4])
+            self.call_args.append(msg[2])
+            try:
+                return "return", _decode(reply[1])
+            finally:
+                self.call_args.pop()
+        if reply[0] == "exc" and len(reply) == 5:
+            return "raise", _exception(reply[1])
+        raise AgentBridgeError(f"an unexpected {reply[0]!r} reply")
 
     def _serve_callback(self, msg):
         """The agent's code uses one of the test's objects: run it here, answer (or raise) there."""
@@ -586,45 +261,6 @@ _CALLBACK_OPS = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operato
                  "__getitem__": operator.getitem, "__setitem__": operator.setitem, "__contains__": lambda a, b: b in a,
                  "__bool__": bool, "__hash__": hash, "__str__": str, "__repr__": repr,
                  "__enter__": lambda o: o.__enter__(), "__exit__": lambda o, *a: o.__exit__(*a)}
-
-
-def _reissue(caught) -> None:
-    """Warnings the agent's code issued, issued again here, where the test's filters (pytest.warns,
-    simplefilter("error")) decide."""
-    for row in _items(caught):
-        if type(row) is not list or len(row) != 4 or type(row[1]) is not str or type(row[3]) is not int:
-            raise AgentBridgeError("malformed warning")
-        cat = getattr(builtins, row[0], None) if type(row[0]) is str else _decode(row[0])
-        if not (isinstance(cat, type) and issubclass(cat, Warning)):
-            raise AgentBridgeError("a warning of a type that is not a Warning")
-        warnings.warn_explicit(row[1], cat, str(row[2]), row[3])
-
-
-def _picklable(obj) -> bool:
-    try:
-        _Pickler(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _copy_back(args, changed):
-    """In-place changes the agent's code made to list/dict/set/bytearray arguments."""
-    for row in _items(changed):
-        if type(row) is not list or len(row) != 2 or type(row[0]) is not int or not 0 <= row[0] < len(args):
-            raise AgentBridgeError("malformed argument state")
-        target, state = args[row[0]], _decode(row[1])
-        if type(target) in _CONTAINER_TYPES:
-            continue  # the agent's own object, refreshed as it was decoded
-        if type(state) in _CONTAINER_TYPES:
-            state = type(state).__mro__[1](state)
-        if type(state) is not type(target):
-            raise AgentBridgeError("argument state of another type")
-        if isinstance(target, (list, bytearray)):
-            target[:] = state
-        else:
-            target.clear()
-            target.update(state)
 
 
 # -- imports and the audit hook -------------------------------------------------------------------
@@ -757,7 +393,8 @@ def install(child_argv, agent_paths, trusted, tests, fds=()) -> None:
     """Route the agent's imports through a child; call before any test module is imported."""
     global _bridge
     clean = [os.path.abspath(t) for t in trusted if t and t not in ("/", ".")]
-    _bridge = _Bridge(list(child_argv), list(agent_paths), [*clean, os.path.abspath(tests)], os.path.abspath(tests))
+    _bridge = values.CHANNEL = _Bridge(list(child_argv), list(agent_paths), [*clean, os.path.abspath(tests)],
+                                       os.path.abspath(tests))
     index = sys.meta_path.index(importlib.machinery.PathFinder)
     sys.meta_path.insert(index, _Guard)
     sys.meta_path.append(_Finder)
@@ -768,8 +405,8 @@ def install(child_argv, agent_paths, trusted, tests, fds=()) -> None:
     else:
         _bridge._start()
     sys.addaudithook(_audit)
-    import dataclasses
-    import inspect
+    import dataclasses  # noqa: F401  (loaded, so their functions can be wrapped below)
+    import inspect  # noqa: F401
     for module_name, names in _FORWARDED.items():
         module = sys.modules[module_name] if module_name != "builtins" else builtins
         for name in names:
