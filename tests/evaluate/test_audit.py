@@ -106,6 +106,7 @@ def test_cli_audit_exits_1_and_train_audit_refuses_the_weak_suite(tmp_path):
     assert r.exit_code == 1, r.output
     assert "fails the grader audit" in r.output and "literal-examples:special-case" in r.output
     assert not (tmp_path / "run" / "final").exists()
+    assert (tmp_path / "run" / "audit" / "report.html").exists()  # the audit's report is the run's, not ./runs/
 
 
 @pytest.mark.sandbox

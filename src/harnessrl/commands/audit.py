@@ -124,9 +124,11 @@ def audit_command(
         raise typer.Exit(1)
 
 
-def require_clean_audit(suite: str, harnesses: list[str], tasks: list[str] | None, store: Path | None) -> None:
-    """For `train --audit`: run the audit and refuse (exit 1) a suite with any hole."""
-    result = run_and_report(suite, harnesses, None, tasks, store, None, workers=1, check_html=False)
+def require_clean_audit(suite: str, harnesses: list[str], tasks: list[str] | None, store: Path | None,
+                        out: Path | None = None) -> None:
+    """For `train --audit`: run the audit and refuse (exit 1) a suite with any hole. `out`: where its report
+    goes (the run's own folder: nothing lands in the working directory's runs/)."""
+    result = run_and_report(suite, harnesses, None, tasks, store, out, workers=1, check_html=False)
     if not result.passed:
         holes = sorted({f"{c.task_id}:{c.attack}" for c in result.holes})
         raise fail(f"suite {suite!r} fails the grader audit ({len(holes)} hole(s): {', '.join(holes[:6])}); "

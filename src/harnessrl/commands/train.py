@@ -84,7 +84,8 @@ def _require_clean_audit(cfg) -> None:
     """--audit: run the grader audit on the run's suite x harnesses; a suite with a hole is refused (exit 1)."""
     from harnessrl.commands.audit import require_clean_audit
 
-    require_clean_audit(cfg.suite, list(cfg.harnesses), cfg.tasks, Path(cfg.store or Path(cfg.run_dir) / "store"))
+    require_clean_audit(cfg.suite, list(cfg.harnesses), cfg.tasks, Path(cfg.store or Path(cfg.run_dir) / "store"),
+                        out=Path(cfg.run_dir) / "audit")
 
 
 def _checked_config(cls: type, config: Path | None, overrides: list[str], model: str | None, lora_rank: int | None,
