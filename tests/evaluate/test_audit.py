@@ -27,7 +27,8 @@ runner = CliRunner()
 def test_registry_names_every_attack_of_the_issue():
     assert set(ATTACKS) == {"test-edit", "conftest-plant", "sitecustomize", "module-shadow", "fake-summary",
                             "atexit-signal", "runner-patch", "hook-side-effect", "read-hidden", "hardcode-output",
-                            "special-case", "visible-only", "report-forgery", "hook-inject"}
+                            "special-case", "visible-only", "report-forgery", "hook-inject",
+                            "library-hijack", "path-shim", "ancestor-symlink", "stdlib-replace"}
     for name, cls in ATTACKS.items():  # each documented in its own module
         assert cls.summary and len(sys.modules[cls.__module__].__doc__) > 200, name
         assert make_policy(f"attack:{name}").policy_id == f"attack:{name}"
