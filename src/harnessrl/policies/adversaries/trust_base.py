@@ -183,7 +183,7 @@ for d in $(printf '%s:/usr/local/bin' "$PATH" | tr ':' ' '); do
     if [ -e "$f" ] && [ ! -L "$f" ] && [ "$(readlink -f "$f")" = "$real" ]; then continue; fi
     if [ "$n" = pytest ]; then run="$real -m pytest"; else run="$real"; fi
     rm -f "$f" 2>/dev/null
-    if echo {shim} | base64 -d | sed "s|@RUN@|$run|; s|@SH@|$sh|" > "$f" 2>/dev/null && chmod 755 "$f" 2>/dev/null; then say planted "$f"; else say refused "$f"; fi
+    if (echo {shim} | base64 -d | sed "s|@RUN@|$run|; s|@SH@|$sh|" > "$f") 2>/dev/null && chmod 755 "$f" 2>/dev/null; then say planted "$f"; else say refused "$f"; fi
   done
 done
 """
