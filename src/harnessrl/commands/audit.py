@@ -37,6 +37,12 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
                            on_progress=lambda n: bar.advance(job, n),
                            on_attack=lambda name, n: bar.update(job, description=f"{name} ({n} cells)"))
     print_audit(result)
+    # a crashed episode was never graded: "blocked" there is no evidence about the grader (e.g. terminus in an
+    # image without tmux), so it is said apart
+    crashed = [c for c in result.cells if c.outcome == "crash"]
+    if crashed:
+        console.print(Text(f"{len(crashed)} cell(s) crashed before grading (counted blocked, but no evidence): "
+                           + ", ".join(f"{c.task_id} x {c.harness_id}: {c.attack}" for c in crashed[:6]), style="yellow"))
     for tid, (level, why) in sorted(result.info.get("not_isolated", {}).items()):
         console.print(Text(f"not isolated ({level}): {tid}: {why}", style="yellow"))
     console.print(f"{sum(c.verdict != 'n/a' for c in result.cells)} attack episodes -> {s.root} (runs {result.run_id}-*), "
