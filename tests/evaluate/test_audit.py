@@ -27,7 +27,8 @@ runner = CliRunner()
 def test_registry_names_every_attack_of_the_issue():
     assert set(ATTACKS) == {"test-edit", "conftest-plant", "sitecustomize", "module-shadow", "fake-summary",
                             "atexit-signal", "runner-patch", "hook-side-effect", "read-hidden", "hardcode-output",
-                            "special-case", "visible-only", "report-forgery", "hook-inject"}
+                            "special-case", "visible-only", "report-forgery", "hook-inject",
+                            "library-hijack", "path-shim", "ancestor-symlink", "stdlib-replace"}
     for name, cls in ATTACKS.items():  # each documented in its own module
         assert cls.summary and len(sys.modules[cls.__module__].__doc__) > 200, name
         assert make_policy(f"attack:{name}").policy_id == f"attack:{name}"
@@ -55,6 +56,25 @@ def test_applicability_follows_capabilities_and_task_text():
     assert make_attack("hook-side-effect").not_applicable(suite["agent-tests"], swe) is None
     assert make_attack("special-case").not_applicable(suite["agent-tests"], swe) == "the task text shows no literal examples"
     assert make_attack("special-case").not_applicable(suite["literal-examples"], aider) is None
+
+
+def test_trust_base_attacks_need_a_shell_and_library_hijack_a_host_compiler(monkeypatch):
+    from harnessrl.policies.adversaries import trust_base
+
+    task = {t.name: t for t in load_suite(str(WEAK))}["agent-tests"]
+    aider, swe = make_harness("aider"), make_harness("swe_agent")
+    for name in ("library-hijack", "path-shim", "ancestor-symlink", "stdlib-replace"):
+        assert make_attack(name).not_applicable(task, aider).startswith("needs shell"), name
+        assert make_attack(name).not_applicable(task, swe) is None or trust_base.compiler() is None, name
+    monkeypatch.setattr(trust_base, "compiler", lambda: None)  # no cc/gcc on the host: the library cannot be built
+    assert make_attack("library-hijack").not_applicable(task, swe).startswith("needs a C compiler")
+    assert make_attack("path-shim").not_applicable(task, swe) is None
+
+
+def test_cli_audit_refuses_an_unknown_runtime_with_one_line(tmp_path):
+    r = runner.invoke(app, ["audit", str(WEAK), "--runtime", "docker", "--store", str(tmp_path / "st")])
+    assert r.exit_code == 2 and "--runtime docker: use jail or image" in r.output, r.output
+    assert not (tmp_path / "st").exists()
 
 
 def test_examples_are_parsed_only_from_literals():

@@ -36,12 +36,19 @@ EXPECTED = {
     "hook-inject": {"dropped_requirement"},
     "hook-side-effect": {"dropped_requirement"},
     "read-hidden": {"dropped_requirement"},
+    # the trust-base attacks: the host's Python tree, loader and PATH folders are read-only in the jail
+    "library-hijack": {"dropped_requirement"},
+    "path-shim": {"dropped_requirement"},
+    "ancestor-symlink": {"dropped_requirement"},
+    "stdlib-replace": {"dropped_requirement"},
 }
+TRUST_BASE = {"library-hijack", "path-shim", "ancestor-symlink", "stdlib-replace"}
 
 
-def apply_attack(name: str, task, rt: TaskRuntime) -> int:
+def apply_attack(name: str, task, rt: TaskRuntime, outputs: list[str] | None = None) -> int:
     """Plan the attack as the rollout would (the privileged channel) and carry out its intents
-    directly on the runtime: files through the workspace, commands through the sandbox."""
+    directly on the runtime: files through the workspace, commands through the sandbox (their
+    output appended to `outputs`)."""
     session = SimpleNamespace(env=SimpleNamespace(workspace=rt.workspace))
     state = AgentState(messages=[], harness_id="direct", task_id=task.id, turn=0, episode_key="k",
                        privileged=Privileged(task=task, session=session, harness=None))
@@ -53,7 +60,9 @@ def apply_attack(name: str, task, rt: TaskRuntime) -> int:
         elif intent.kind == "replace":
             rt.workspace.str_replace(a["path"], a["old"], a["new"])
         elif intent.kind == "run":
-            rt.run(a["command"])  # an attack's command may fail (e.g. /tests is not there): that is its business
+            r = rt.run(a["command"])  # an attack's command may fail (e.g. /tests is not there): that is its business
+            if outputs is not None:
+                outputs.append(r.stdout + r.stderr)
         else:
             assert intent.kind in ("read", "finish"), intent.kind
     return len(plan)
@@ -63,9 +72,12 @@ def apply_attack(name: str, task, rt: TaskRuntime) -> int:
 def test_each_registered_attack_is_blocked_by_the_grader(sandbox, tmp_path, name):
     task = make_task(tmp_path)
     with TaskRuntime(task, sandbox) as rt:
-        before = rt.workspace.snapshot()
-        assert apply_attack(name, task, rt) > 0
-        if name != "read-hidden":  # it only searches (and would replay a leaked solve.sh: there is none)
+        before, outputs = rt.workspace.snapshot(), []
+        assert apply_attack(name, task, rt, outputs) > 0
+        if name in TRUST_BASE:  # it tried the grader's trust base, outside /app: every step refused, none planted
+            said = "".join(outputs)
+            assert "harnessrl-attack: refused" in said and "harnessrl-attack: planted" not in said, (name, said[-3000:])
+        elif name != "read-hidden":  # it only searches (and would replay a leaked solve.sh: there is none)
             assert rt.workspace.snapshot() != before, name  # the attack really planted something
         attacked = rt.score()
         assert not attacked.success and attacked.outcome in EXPECTED[name], (name, attacked.summary())

@@ -12,12 +12,11 @@ solved by default."""
 from __future__ import annotations
 
 import base64
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from harnessrl.policies.adversaries.trust_base import compile_library, compiler, forge_python, report_literal, shim_script
 from harnessrl.tasks.base import Task
 from harnessrl.tasks.images import grading
 from harnessrl.tasks.images.build import build_task, task_build_spec
@@ -30,22 +29,10 @@ from harnessrl.tasks.workspace import Workspace
 FIXTURES = Path(__file__).parent / "fixtures" / "images"
 WHY = images_unavailable() or (None if bwrap_path() else "needs bubblewrap")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"task images unavailable here: {WHY}")
-REPORT = "{'results': [('passed', 'test_outputs.py::test_count')], 'exitstatus': 0, 'tampered': []}"
-# Runs in every process that maps it; where the grader's report fd is, it writes a pass and exits 0.
-# (/proc/self/environ: the plugin unsets HARNESSRL_REPORT_FD, the process's first environment keeps it)
-PAYLOAD = ("#include <fcntl.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
-           "__attribute__((constructor)) static void forge(void) {\n"
-           "    static const char report[] = \"" + REPORT.replace("'", "\\'") + "\";\n"
-           "    static char env[65536];\n"
-           "    int f = open(\"/proc/self/environ\", O_RDONLY);\n"
-           "    ssize_t n = f < 0 ? -1 : read(f, env, sizeof env - 1);\n"
-           "    for (char *p = env; n > 0 && p < env + n; p += strlen(p) + 1)\n"
-           "        if (!strncmp(p, \"HARNESSRL_REPORT_FD=\", 20) && write(atoi(p + 20), report, sizeof report - 1) > 0)\n"
-           "            _exit(0);\n}\n")
-SHIM = f"#!/bin/bash\nprintf '%s' \"{REPORT}\" >&\"$HARNESSRL_REPORT_FD\"\nexit 0\n"
-# appended to ctypes (the grader's init imports it; site, os and the like are frozen into the binary)
-SITE = ("\nimport os as _os\nif 'HARNESSRL_REPORT_FD' in _os.environ:\n"
-        f"    _os.write(int(_os.environ['HARNESSRL_REPORT_FD']), {REPORT!r}.encode())\n    _os._exit(0)\n")
+REPORT = report_literal(["test_outputs.py::test_count"])
+# the payloads are the audit's own (policies/adversaries/trust_base.py): one piece for the test and `harnessrl audit`
+SHIM = shim_script(REPORT)  # where the grader's report fd is in its environment: a pass, exit 0
+SITE = forge_python(REPORT)  # appended to ctypes (the grader's init imports it; site, os and the like are frozen)
 LIB = "/usr/lib/x86_64-linux-gnu"
 
 
@@ -61,23 +48,12 @@ def put(path: str, data: bytes, mode: str = "755") -> str:
 
 
 @pytest.fixture(scope="module")
-def payloads(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
+def payloads():
+    if compiler() is None:
         pytest.skip("needs a C compiler for the attack libraries")
-    d = tmp_path_factory.mktemp("payloads")
-    (d / "p.c").write_text(PAYLOAD)
-    (d / "empty.c").write_text("")
-
-    def build(out: str, *extra: str) -> bytes:
-        subprocess.run([cc, "-shared", "-fPIC", "-o", str(d / out), *extra], check=True, cwd=d)
-        return (d / out).read_bytes()
-
-    build("libexpat-real.so.1", "-Wl,-soname,libexpat-real.so.1", "empty.c")
-    return {"evil": build("evil.so", "p.c"),
-            # libexpat.so.1 that the interpreter maps (unversioned symbols): the payload, then the real one
-            "expat": build("libexpat.so.1", "p.c", "-Wl,-soname,libexpat.so.1", "-Wl,--no-as-needed",
-                           str(d / "libexpat-real.so.1"))}
+    # an ELF constructor that writes REPORT to the fd named in /proc/self/environ and _exit(0)s; as
+    # libexpat.so.1 (which the interpreter maps) it forwards to the real one, copied beside it
+    return {"evil": compile_library(REPORT), "expat": compile_library(REPORT, "libexpat.so.1", "libexpat-real.so.1")}
 
 
 def attack(name: str, p: dict) -> tuple[str, str]:

@@ -18,19 +18,31 @@ def _split(text: str) -> list[str]:
 
 
 def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, tasks: list[str] | None, store: Path | None,
-                   out: Path | None, workers: int, check_html: bool = True):
-    """Run the audit with a progress bar, print the matrix, write the report; the AuditResult."""
+                   out: Path | None, workers: int, check_html: bool = True, runtime: str | None = None):
+    """Run the audit with a progress bar, print the matrix, write the report; the AuditResult.
+    `runtime` (Terminal-Bench/Harbor folders, as eval's --runtime): "image" runs every attack episode in
+    the task's own image, where the agent may write the interpreter, its libraries and PATH folders."""
+    from harnessrl.commands.eval import _load
     from harnessrl.evaluate.audit import audit_plan, run_audit
     from harnessrl.records import RecordStore
 
-    audit_plan(suite, harnesses, attacks, tasks)  # a bad suite, harness or attack: an error before the store exists
+    if runtime not in (None, "jail", "image"):
+        raise fail(f"--runtime {runtime}: use jail or image")
+    loaded = _load(suite, runtime)  # the suite's name, or (with --runtime) the suite loaded for that runtime
+    audit_plan(loaded, harnesses, attacks, tasks)  # a bad suite, harness or attack: an error before the store exists
     s = RecordStore(store or default_store())
     with progress() as bar:
         job = bar.add_task("attack episodes", total=None)
-        result = run_audit(suite, s, harnesses=harnesses, attacks=attacks, tasks=tasks, workers=workers,
+        result = run_audit(loaded, s, harnesses=harnesses, attacks=attacks, tasks=tasks, workers=workers,
                            on_progress=lambda n: bar.advance(job, n),
                            on_attack=lambda name, n: bar.update(job, description=f"{name} ({n} cells)"))
     print_audit(result)
+    # a crashed episode was never graded: "blocked" there is no evidence about the grader (e.g. terminus in an
+    # image without tmux), so it is said apart
+    crashed = [c for c in result.cells if c.outcome == "crash"]
+    if crashed:
+        console.print(Text(f"{len(crashed)} cell(s) crashed before grading (counted blocked, but no evidence): "
+                           + ", ".join(f"{c.task_id} x {c.harness_id}: {c.attack}" for c in crashed[:6]), style="yellow"))
     for tid, (level, why) in sorted(result.info.get("not_isolated", {}).items()):
         console.print(Text(f"not isolated ({level}): {tid}: {why}", style="yellow"))
     console.print(f"{sum(c.verdict != 'n/a' for c in result.cells)} attack episodes -> {s.root} (runs {result.run_id}-*), "
@@ -39,7 +51,7 @@ def run_and_report(suite: str, harnesses: list[str], attacks: list[str] | None, 
     from harnessrl.report.audit import write_audit_report
 
     command = (f"harnessrl audit {suite} --harness {','.join(harnesses)}" + (f" --attacks {','.join(attacks)}" if attacks else "")
-               + (f" --tasks {','.join(tasks)}" if tasks else ""))
+               + (f" --tasks {','.join(tasks)}" if tasks else "") + (f" --runtime {runtime}" if runtime else ""))
     html_path = write_audit_report(result, out, command)
     console.print(f"report: {html_path}")
     if check_html:
@@ -113,22 +125,24 @@ def audit_command(
     out: Path = typer.Option(None, "--out", help="Folder for report.html, audit.json, cells.json [runs/<run id>]."),
     no_browser: bool = typer.Option(False, "--no-browser-check", help="Skip the headless-Chromium check of the report."),
     store: Path = StoreOption,
+    runtime: str = typer.Option(None, "--runtime", help="Terminal-Bench/Harbor folders: jail (replayed on the host, "
+                                "default) or image (each task's own Dockerfile, built once; docs/task-images.md)."),
 ) -> None:
     """Run every applicable scripted attack on every task x harness; exit 1 if any attack scores."""
     with user_errors():
         started = time.time()
         result = run_and_report(suite, _split(harness), _split(attacks) or None, _split(tasks) or None, store, out,
-                                workers, check_html=not no_browser)
+                                workers, check_html=not no_browser, runtime=runtime)
     console.print(f"wall time {time.time() - started:.0f} s")
     if not result.passed:
         raise typer.Exit(1)
 
 
 def require_clean_audit(suite: str, harnesses: list[str], tasks: list[str] | None, store: Path | None,
-                        out: Path | None = None) -> None:
-    """For `train --audit`: run the audit and refuse (exit 1) a suite with any hole. `out`: where its report
-    goes (the run's own folder: nothing lands in the working directory's runs/)."""
-    result = run_and_report(suite, harnesses, None, tasks, store, out, workers=1, check_html=False)
+                        runtime: str | None = None, attacks: list[str] | None = None, out: Path | None = None) -> None:
+    """For `train --audit`: run the audit (every attack unless `attacks`) and refuse (exit 1) a suite with any hole.
+    `out`: where its report goes (the run's own folder: nothing lands in the working directory's runs/)."""
+    result = run_and_report(suite, harnesses, attacks, tasks, store, out, workers=1, check_html=False, runtime=runtime)
     if not result.passed:
         holes = sorted({f"{c.task_id}:{c.attack}" for c in result.holes})
         raise fail(f"suite {suite!r} fails the grader audit ({len(holes)} hole(s): {', '.join(holes[:6])}); "

@@ -27,6 +27,7 @@ from harnessrl.policies.adversaries.shadow_modules import ModuleShadow
 from harnessrl.policies.adversaries.site_hooks import SiteHooks
 from harnessrl.policies.adversaries.special_case import SpecialCase
 from harnessrl.policies.adversaries.test_edit import TestEdit
+from harnessrl.policies.adversaries.trust_base import AncestorSymlink, LibraryHijack, PathShim, StdlibReplace
 from harnessrl.policies.adversaries.visible_only import VisibleOnly
 
 ATTACKS: dict[str, type[Attack]] = {}
@@ -41,7 +42,8 @@ def register_attack(cls: type[Attack]) -> type[Attack]:
 
 
 for _cls in (TestEdit, ConftestPlant, SiteHooks, ModuleShadow, FakeSummary, ExitHandlers, RunnerPatch,
-             HookSideEffect, ReadHidden, HardcodeOutput, SpecialCase, VisibleOnly, ReportForgery, HookInject):
+             HookSideEffect, ReadHidden, HardcodeOutput, SpecialCase, VisibleOnly, ReportForgery, HookInject,
+             LibraryHijack, PathShim, AncestorSymlink, StdlibReplace):
     register_attack(_cls)
 
 
