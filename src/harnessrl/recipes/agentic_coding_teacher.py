@@ -20,7 +20,7 @@ harness, or a plan step that is not a replace, gets the plain oracle's rendering
 from __future__ import annotations
 
 from harnessrl.harness._common import resolve, shown
-from harnessrl.harness.mini_swe_agent import SUBMIT, reply
+from harnessrl.programs.mini_swe_agent import SUBMIT, reply
 from harnessrl.policies.base import AgentState
 from harnessrl.policies.scripted import Oracle, channel, solution_plan
 
