@@ -7,19 +7,21 @@ module holds: pin, launch, tool table).
 A program from outside harnessrl is a `Program` (or a callable returning one) named by an entry
 point of the group `harnessrl.programs` (`[project.entry-points."harnessrl.programs"]
 my-agent = "mypkg.agent:PROGRAM"`), with its harness spec files in `Program.specs`.
-Adding a built-in program: a module here, listed in BUILTIN, its spec in
+Adding a built-in program: a module here (found by itself: BUILTIN), its spec in
 harness/specs/programs/ and its lock in locks/ (written by the first `harnessrl agents install NAME`).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 from harnessrl.config import ConfigError
 from harnessrl.programs.base import Call, Program, Refuse, Say, ToolTable
 
 GROUP = "harnessrl.programs"
-BUILTIN = ("mini_swe_agent", "aider", "qwen_code", "openhands", "opencode", "codex")  # modules, in listing order
+#: the program modules: every module of this package but base (each holds one `PROGRAM`)
+BUILTIN = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "base" and not m.name.startswith("_")))
 
 PROGRAMS: dict[str, Program] = {}
 for _module in BUILTIN:
