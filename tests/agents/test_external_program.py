@@ -45,6 +45,10 @@ def test_an_entry_point_adds_a_program_its_style_and_its_harness(registered):
     h = make_harness("tiny-agent")
     assert isinstance(h, ProgramHarness) and not isinstance(h, TextHarness) and h.style == "tiny_agent"
     assert h.capabilities == {"edit"} and h.tools == ("write_file", "replace_text")
+    import pickle
+
+    again = pickle.loads(pickle.dumps(h))  # as a worker process gets it: rebuilt from its spec, found by entry point
+    assert type(again) is type(h) and again.spec == h.spec
     from harnessrl.harness.base import Intent
 
     assert h.expressible(Intent("replace", path="a.py", old="a", new="b")) and not h.expressible(Intent("run", command="ls"))

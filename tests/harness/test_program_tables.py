@@ -48,6 +48,26 @@ def test_each_builtin_program_is_one_module_with_its_style_specs_and_lock():
         assert prog.pin.startswith(prog.package) and prog.version in prog.pin
 
 
+def test_a_program_harness_pickles_as_its_spec():
+    import pickle
+
+    for name in program_specs():
+        h = make_harness(name)
+        again = pickle.loads(pickle.dumps(h))
+        assert type(again) is type(h) and again.spec == h.spec and again.table == h.table
+
+
+def test_a_program_style_cannot_take_another_styles_name():
+    import dataclasses
+
+    from harnessrl.config import ConfigError
+    from harnessrl.harness.program import program_style
+
+    clash = dataclasses.replace(PROGRAMS["codex-cli"], name="other", style="aider_reconstruction")
+    with pytest.raises(ConfigError, match="taken by AiderReconstruction"):
+        program_style(clash)
+
+
 def test_constants_the_programs_share_with_the_runtime_agree():
     from harnessrl.agents.launch import STATE
     from harnessrl.programs import base

@@ -53,6 +53,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harnessrl.config import ConfigError
 from harnessrl.gateway import Call, Gateway, Limits
 from harnessrl.gateway.openai_wire import call_limits, cut_at_stop, requested_sampling
 from harnessrl.harness import _program_render as render
@@ -137,17 +138,27 @@ class ProgramHarness(CodeTools):
     def model_name(self) -> str:
         return str(self.spec.options.get("model_name", "harnessrl-policy"))
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its spec: a worker process builds it again, finding its program (and a program
+        from an installed package) by name, as the parent did."""
+        from harnessrl.harness.base import make_harness
+
+        return make_harness, (self.spec,)
+
 
 def program_style(prog: Program) -> type[ProgramHarness]:
     """The harness style that runs `prog` (registered under `prog.style`): its tools from its table."""
     cls = HARNESS_STYLES.get(prog.style)
     if cls is not None and issubclass(cls, ProgramHarness) and cls.default_program == prog.name:
         return cls
+    if cls is not None:
+        raise ConfigError(f"agent program {prog.name!r}: its style {prog.style!r} is taken by {cls.__name__}")
     name = "".join(part.title() for part in prog.style.split("_")) + "Harness"
     cls = type(name, (ProgramHarness,), {
         "style": prog.style, "default_program": prog.name, "all_tools": tuple(prog.tools.tools),
         "tool_capabilities": dict(prog.tools.tools), "session_class": ProgramSession, "__module__": __name__,
         "__doc__": f"{prog.description} (harnessrl.programs: {prog.name} {prog.version})"})
+    globals().setdefault(name, cls)  # importable by name, as a class written here would be
     return register_style(cls)
 
 
