@@ -43,7 +43,8 @@ metaworld: $(MW_STAMP)
 # The real agent programs the tests start (pinned, from PyPI / npm, once: about 1 min each for
 # mini-swe-agent and aider-chat, seconds for qwen-code, opencode and codex, several minutes for OpenHands; after that
 # each line only re-hashes the installed files). Root only: they run in per-episode namespaces.
-AGENTS := mini-swe-agent aider-cli qwen-code-cli openhands-cli opencode-cli codex-cli
+# The list is the registry's (harnessrl.programs.PROGRAMS, one module per program), read once set up.
+AGENTS = $(shell $(BIN)/python -c 'from harnessrl.programs import PROGRAMS; print(*PROGRAMS)')
 agents: setup
 	if [ "$$(id -u)" = 0 ]; then for a in $(AGENTS); do nice -n 10 $(BIN)/harnessrl agents install $$a || exit 1; done; fi
 

@@ -81,3 +81,23 @@ def test_no_import_cycle_between_packages():
     found = cycles(edges)
     detail = [f"{a} -> {b}: {edges[(a, b)][:3]}" for g in found for a in g for b in g if (a, b) in edges]
     assert found == [], "\n".join(detail)
+
+
+def test_programs_are_data_and_argv():
+    """harnessrl.programs (one module per real agent program) imports from harnessrl only config and
+    plugins, every module in it is a listed program or its base, and the runtime reaches a program
+    only through it (agents installs and launches, harness renders through the tool table)."""
+    from harnessrl.programs import BUILTIN
+
+    graph = grimp.build_graph("harnessrl", cache_dir=None)
+    modules = {m for m in graph.modules if m.startswith("harnessrl.programs")}
+    assert {m.rsplit(".", 1)[-1] for m in modules} == {"programs", "base", *BUILTIN}
+    for m in sorted(modules):
+        outside = {i for i in graph.find_modules_directly_imported_by(m)
+                   if i.startswith("harnessrl.") and not i.startswith("harnessrl.programs")}
+        assert outside <= {"harnessrl.config", "harnessrl.plugins"}, (m, outside)
+    importers = {i.split(".")[1] for m in modules for i in graph.find_modules_that_directly_import(m)
+                 if not i.startswith("harnessrl.programs")}
+    assert importers <= {"agents", "harness", "recipes", "commands"}, importers
+    layers = (ROOT / "docs" / "architecture.md").read_text()
+    assert "\n programs " in layers and "harnessrl.programs" in (ROOT / "pyproject.toml").read_text()

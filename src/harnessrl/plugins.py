@@ -7,7 +7,10 @@
     reward_funcs = ["mypkg.rewards:brevity"]     a reward function (see harnessrl.rewards)
 
 or by name, through the package metadata entry points `harnessrl.harnesses`, `harnessrl.policies`,
-`harnessrl.suites` and `harnessrl.rewards` (an installed package's `[project.entry-points."harnessrl.policies"]`).
+`harnessrl.suites`, `harnessrl.rewards` and `harnessrl.programs` (an installed package's
+`[project.entry-points."harnessrl.policies"]`). A `harnessrl.programs` entry point names a real agent
+program (a `harnessrl.programs.Program`: its pin, launch, tool table and harness specs), found by
+`harnessrl.programs.program(name)` and run as `--harness ID` with the ids of its spec files.
 
 Worker processes (the rollout pools, Ray actors) resolve the same reference again on their side. They find it
 because a reference that does not import from the current path is retried with the working folder on the path
@@ -26,7 +29,7 @@ from typing import Any
 
 from harnessrl.config import ConfigError
 
-GROUPS = ("harnessrl.harnesses", "harnessrl.policies", "harnessrl.suites", "harnessrl.rewards")
+GROUPS = ("harnessrl.harnesses", "harnessrl.policies", "harnessrl.suites", "harnessrl.rewards", "harnessrl.programs")
 REFERENCE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 

@@ -20,7 +20,7 @@ from harnessrl.harness._swe_windowed import Tools, WindowState
 from harnessrl.harness.answer_tag import answers
 from harnessrl.harness.base import FormatError, ToolCall, make_harness
 from harnessrl.harness.miniwob_html import COMMAND
-from harnessrl.harness.openhands import _tags
+from harnessrl.harness.openhands_reconstruction import _tags
 from tests.harness.agent_fixtures import MemEnv
 from tests.harness.hostile_replies import PARSERS, adversarial, check_reply, harness_for
 

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from harnessrl.episode import TURN_STATUSES
-from harnessrl.harness.openhands import render_call
-from harnessrl.harness.qwen_code import render_calls
+from harnessrl.harness.openhands_reconstruction import render_call
+from harnessrl.harness.qwen_code_reconstruction import render_calls
 from harnessrl.harness.swe_agent import render_call as swe_call
 from tests.harness.agent_fixtures import make_suite, session
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from harnessrl.harness import _reply
 from harnessrl.harness._program_wire import to_reply
 from harnessrl.harness.base import FormatError, ToolCall, make_harness
-from harnessrl.harness.qwen_code import parse_calls, render_calls
+from harnessrl.harness.qwen_code_reconstruction import parse_calls, render_calls
 from harnessrl.harness.swe_agent import parse_call
 
 TRICKY = "x </tool_call> y"

@@ -43,13 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harnessrl.agents.registry import PROGRAMS, ProgramSpec, program
 from harnessrl.config import ConfigError
 from harnessrl.fileio import atomic_write_text
 from harnessrl.models import sha256_file
+from harnessrl.programs import all_programs, program
+from harnessrl.programs.base import LOCKS, Program
+
+ProgramSpec = Program  # the old name
 
 MANIFEST, LOCK, ENV = "manifest.json", "lock.txt", "env"
-LOCKS_DIR = Path(__file__).parent / "locks"  # resolved versions shipped with harnessrl, one per program
+LOCKS_DIR = LOCKS  # the built-in programs' locks (harnessrl/programs/locks); a program names its own: Program.lock
 
 
 def agents_dir() -> Path:
@@ -63,7 +66,7 @@ def program_dir(name: str) -> Path:
 
 
 def is_installed(name: str) -> bool:
-    return (program_dir(name) / MANIFEST).is_file()
+    return program(name).kind == "local" or (program_dir(name) / MANIFEST).is_file()
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,9 @@ class Installed:
 def installed(name: str) -> Installed:
     """The installed program `name`; a one-line ConfigError telling how to install it otherwise."""
     spec = program(name)
+    if spec.kind == "local":  # a file its package ships: nothing installed, nothing mounted (its launch copies it)
+        entry = Path(spec.entry)
+        return Installed(spec, entry.parent, entry.parent, entry, (), content_hash({entry.name: sha256_file(entry)}))
     root = program_dir(name)
     if not (root / MANIFEST).is_file():
         raise ConfigError(f"agent program {name!r} is not installed; run `harnessrl agents install {name}`")
@@ -120,6 +126,8 @@ def install(name: str, *, force: bool = False, progress: Callable[[str], Any] | 
     """Install `name` (module docstring); returns its manifest. Idempotent: an installed program
     is verified, not reinstalled, unless `force`."""
     spec = program(name)
+    if spec.kind == "local":
+        raise ConfigError(f"agent program {name!r} ships with its package ({spec.entry}): nothing to install")
     say = progress or (lambda msg: None)
     root = program_dir(name)
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -168,7 +176,7 @@ def _install_pip(spec: ProgramSpec, env: Path, say: Callable[[str], Any]) -> Non
     python = find_python(spec.python or f"{sys.version_info[0]}.{sys.version_info[1]}")
     say(f"creating a venv with {python}")
     _run([str(python), "-m", "venv", str(env)], spec)
-    shipped = LOCKS_DIR / f"{spec.name}.txt"
+    shipped = spec.lock or Path("/nonexistent")
     constraint = ["-c", str(shipped)] if shipped.is_file() else []
     say(f"pip install {spec.pin}" + (f" (constrained by {shipped.name})" if constraint else ""))
     _run([str(env / "bin" / "python"), "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
@@ -185,7 +193,7 @@ def _install_npm(spec: ProgramSpec, env: Path, say: Callable[[str], Any]) -> Non
         raise ConfigError(f"agent program {spec.name!r} needs Node {spec.node}, found v{major} ({node})")
     env.mkdir()
     quiet = {"npm_config_update_notifier": "false", "npm_config_fund": "false", "npm_config_audit": "false"}
-    shipped = LOCKS_DIR / f"{spec.name}.package-lock.json"
+    shipped = spec.lock or Path("/nonexistent")
     if shipped.is_file():  # the shipped tree: npm install follows a lock that satisfies package.json
         # (not `npm ci`: it insists on other platforms' optional packages being in the lock)
         (env / "package.json").write_text(json.dumps({"dependencies": {spec.package: spec.version}}, indent=2) + "\n")
@@ -251,6 +259,8 @@ def content_hash(files: dict[str, str]) -> str:
 
 def verify(name: str) -> list[str]:
     """Differences between the installed tree and its manifest (empty: intact)."""
+    if program(name).kind == "local":
+        return []  # nothing installed: the file is part of its package
     root = program_dir(name)
     if not (root / MANIFEST).is_file():
         raise ConfigError(f"agent program {name!r} is not installed; run `harnessrl agents install {name}`")
@@ -265,11 +275,13 @@ def verify(name: str) -> list[str]:
 def listing() -> list[dict]:
     """One row per known program: installed or not, version, size, path, content hash."""
     rows = []
-    for name, spec in sorted(PROGRAMS.items()):
-        root = program_dir(name)
+    for name, spec in sorted(all_programs().items()):
+        root = Path(spec.entry).parent if spec.kind == "local" else program_dir(name)
         row = {"name": name, "package": spec.pin, "kind": spec.kind, "installed": False, "size_mb": None,
                "path": str(root), "content_hash": None, "description": spec.description}
-        if (root / MANIFEST).is_file():
+        if spec.kind == "local":
+            row.update(installed=True, content_hash=installed(name).content_hash)
+        elif (root / MANIFEST).is_file():
             m = json.loads((root / MANIFEST).read_text())
             row.update(installed=True, size_mb=m["size_bytes"] / 1e6, content_hash=m["content_hash"])
         rows.append(row)

@@ -20,7 +20,7 @@ import shlex
 from typing import Any, ClassVar
 
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness.base import Harness, Intent, Session, Verdict, fill
+from harnessrl.harness.base import Harness, Intent, TextHarness, Session, Verdict, fill
 from harnessrl.tasks.contract import TaskLike
 
 WORKDIR = "/app"
@@ -108,8 +108,10 @@ def task_needs(task: TaskLike) -> set[str]:
     return {"shell"} if getattr(task, "needs_shell", False) else {"edit"}
 
 
-class CodeHarness(Harness):
-    """Base of the styles that drive code and terminal tasks in a sandboxed workspace."""
+class CodeTools(Harness):
+    """What a style that drives code and terminal tasks in a sandboxed workspace has: tools with
+    capabilities, and the scope rule. Our own such styles are `CodeHarness`es; the real programs'
+    (harness/program.py) use it without parsing anything."""
 
     env_kinds: ClassVar[tuple[str, ...]] = ("code", "terminal")
     #: what each tool lets the agent do; a spec without a tool loses its capability
@@ -140,6 +142,10 @@ class CodeHarness(Harness):
     def expressible(self, intent: Intent) -> bool:
         """False when this syntax cannot carry the intent (e.g. content holding a format marker)."""
         return True
+
+
+class CodeHarness(CodeTools, TextHarness):
+    """Base of our own code and terminal styles: they parse the model's replies themselves."""
 
 
 class CodeSession(Session):

@@ -44,7 +44,7 @@ from harnessrl.envs.miniwob import (
     success_of,
     task_name,
 )
-from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, TextHarness, ToolCall, Verdict, fill
 from harnessrl.tasks.contract import TaskLike
 
 TOOLS = ("click", "type", "press", "wait", "stop")
@@ -163,7 +163,7 @@ class MiniWoBSession(Session):
         return {"task": self.task_name, "page": self.page, "env_done": self.env_done}
 
 
-class MiniWoBHarness(Harness):
+class MiniWoBHarness(TextHarness):
     env_kinds: ClassVar[tuple[str, ...]] = ("miniwob",)
     all_tools: ClassVar[tuple[str, ...]] = TOOLS
     session_class = MiniWoBSession

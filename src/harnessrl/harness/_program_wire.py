@@ -28,7 +28,7 @@ from typing import Any
 from harnessrl.gateway import Reply
 from harnessrl.gateway.openai_wire import text_of
 from harnessrl.harness.base import FormatError
-from harnessrl.harness.qwen_code import parse_calls
+from harnessrl.harness.qwen_code_reconstruction import parse_calls
 
 TOOLS_INTRO = ("\n\n# Tools\n\nYou may call one or more functions. Their signatures are inside <tools></tools>:\n"
                "<tools>\n{tools}\n</tools>\n\nTo call a function, write a JSON object with its name and arguments "

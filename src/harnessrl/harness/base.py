@@ -4,10 +4,15 @@ A harness is data (`HarnessSpec`: prompt templates, tool set, limits, style opti
 can write one in a TOML/YAML file) plus a small class (one per *style*) that
 
   1. renders the task into the first messages          `Harness.open(task, env, seed)`
-  2. parses model output into tool calls                `Harness.parse(text)`
+  2. parses model output into tool calls                `TextHarness.parse(text)`
   3. executes them against the episode's environment   (inside the sandbox for shells)
   4. renders what happened as the next observation      `Session.step(text) -> StepResult`
   5. decides when to stop, then asks the env for the verdict   `Session.finish() -> Verdict`
+
+Two kinds of style share this base. Our own styles are `TextHarness`es: the harness parses
+the model's text itself. A program harness (harness/program.py) runs a real agent program,
+which parses its model's replies itself: it has no `parse` at all (the type says so), and
+what it renders scripted intents into is the program's own tool calls (its tool table).
 
 Malformed output never raises: `parse` returns a `FormatError`, the session turns it into a
 `format_error` observation (the model is told what was wrong) and counts it. Parsers run in
@@ -218,6 +223,8 @@ class Harness(ABC):
     session_class: ClassVar[type[Session]]
 
     def __init__(self, spec: HarnessSpec):
+        if STYLE_ALIASES.get(spec.style, spec.style) != spec.style:  # a renamed style: its old name still loads
+            spec = spec.model_copy(update={"style": STYLE_ALIASES[spec.style]})
         if spec.style != self.style:
             raise ConfigError(f"harness {spec.id!r}: style {spec.style!r} given to the {self.style!r} class")
         unknown = set(spec.tools or ()) - set(self.all_tools)
@@ -247,12 +254,9 @@ class Harness(ABC):
         return session
 
     @abstractmethod
-    def parse(self, text: str) -> list[ToolCall] | FormatError:
-        """Model output -> tool calls in this style's syntax. Never raises."""
-
-    @abstractmethod
     def render_intent(self, intent: Intent, session: Session) -> str:
-        """An abstract action -> model output text in this style's syntax (the inverse of parse)."""
+        """An abstract action -> model output text in this style's syntax (for a TextHarness, the
+        inverse of parse; for a program, a call of the program's own tools)."""
 
     # -- what scripted policies (the oracle, its faulty variants, the attacks) rely on -----
 
@@ -273,10 +277,21 @@ class Harness(ABC):
         return f"Your response could not be parsed: {err.message}\nPlease answer again in the required format."
 
 
+class TextHarness(Harness):
+    """A style whose harness reads the model's text itself (every style but the real programs')."""
+
+    @abstractmethod
+    def parse(self, text: str) -> list[ToolCall] | FormatError:
+        """Model output -> tool calls in this style's syntax. Never raises."""
+
+
 # ---------------------------------------------------------------------------------------
 # Registry of styles and built-in specs
 
 HARNESS_STYLES: dict[str, type[Harness]] = {}
+#: renamed styles: old name -> new. Stored specs and run files name the old ones; they still load
+STYLE_ALIASES: dict[str, str] = {"aider": "aider_reconstruction", "openhands": "openhands_reconstruction",
+                                 "qwen_code": "qwen_code_reconstruction"}
 SPEC_DIR = Path(__file__).with_name("specs")
 
 
@@ -296,8 +311,18 @@ def variant_specs() -> dict[str, Path]:
 
 
 def program_specs() -> dict[str, Path]:
-    """Real agent programs run as black-box harnesses (harness/specs/programs/*.toml): known by id,
-    not part of `all` (each needs its program installed: `harnessrl agents install NAME`)."""
+    """Real agent programs run as black-box harnesses (harness/specs/programs/*.toml, then the spec
+    files of programs from installed packages): known by id, not part of `all` (each needs its
+    program installed: `harnessrl agents install NAME`)."""
+    from harnessrl.programs import external_programs
+
+    specs = _builtin_program_specs()
+    for prog in external_programs().values():
+        specs.update({p.stem: p for p in prog.specs if p.stem not in specs})
+    return specs
+
+
+def _builtin_program_specs() -> dict[str, Path]:
     return {p.stem: p for p in sorted((SPEC_DIR / "programs").glob("*.toml"))}
 
 
@@ -307,7 +332,9 @@ def load_spec(id_or_path: str | Path, overrides: list[str] | tuple[str, ...] = (
     from pydantic import ValidationError
 
     path = Path(id_or_path)
-    specs = {**variant_specs(), **program_specs(), **builtin_specs()}
+    specs = {**variant_specs(), **_builtin_program_specs(), **builtin_specs()}
+    if str(id_or_path) not in specs and not path.exists() and not path.suffix:
+        specs.update({k: v for k, v in program_specs().items() if k not in specs})  # programs of installed packages
     if str(id_or_path) not in specs and not path.exists():
         plugin = _plugin_spec(str(id_or_path))
         if plugin is not None:
@@ -349,8 +376,14 @@ def _plugin_spec(name: str) -> HarnessSpec | None:
 def _style(spec: HarnessSpec) -> type[Harness]:
     """The class of a spec's style: registered, or a plugin (`pkg.module:Class`, an entry point of
     `harnessrl.harnesses`), imported in whichever process builds the harness (workers included)."""
-    if spec.style in HARNESS_STYLES:
-        return HARNESS_STYLES[spec.style]
+    style = STYLE_ALIASES.get(spec.style, spec.style)
+    if style in HARNESS_STYLES:
+        return HARNESS_STYLES[style]
+    from harnessrl.harness.program import style_of_program
+
+    cls = style_of_program(style)  # a program from an installed package (entry point harnessrl.programs)
+    if cls is not None:
+        return cls
     from harnessrl import plugins
 
     cls = plugins.resolve("harnessrl.harnesses", spec.style, "harness style")

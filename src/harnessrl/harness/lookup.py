@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from harnessrl.harness._reply import guarded
-from harnessrl.harness.base import FormatError, Harness, Intent, Session, StepResult, ToolCall, Verdict, fill, register_style
+from harnessrl.harness.base import FormatError, Intent, Session, StepResult, TextHarness, ToolCall, Verdict, fill, register_style
 
 DEFAULTS = {
     "look": "look",
@@ -84,7 +84,7 @@ class LookupSession(Session):
 
 
 @register_style
-class LookupHarness(Harness):
+class LookupHarness(TextHarness):
     style = "lookup"
     env_kinds = ("lookup",)
     all_tools = ("look", "answer")

@@ -36,8 +36,11 @@ tokens themselves are the turn's `token_ids`/`logprobs`/`loss_mask`, as for ever
 
 A program that dies (a crash, `kill -9`) ends its episode with status `crash` and the exit in
 `Verdict.info["program_exit"]`; cleanup is tied to the workspace, so nothing outlives it.
-Styles for particular programs (their oracle's syntax, launch options) subclass
-`ProgramHarness`: mini_swe_agent.py.
+
+Every program is this one class: its style (`aider_cli`, `mini_swe_agent`, ...) is a subclass
+made from its `harnessrl.programs` module (`program_style`), which gives the pin, the launch and
+the tool table that the one renderer (_program_render.py) writes scripted intents in. The
+harness never parses the model's text (it is no TextHarness): the program does.
 """
 
 from __future__ import annotations
@@ -50,22 +53,26 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harnessrl.config import ConfigError
 from harnessrl.gateway import Call, Gateway, Limits
 from harnessrl.gateway.openai_wire import call_limits, cut_at_stop, requested_sampling
+from harnessrl.harness import _program_render as render
 from harnessrl.harness import _workspace as ws
-from harnessrl.harness._common import CodeHarness
+from harnessrl.harness._common import CodeTools
 from harnessrl.harness._program_wire import to_reply, to_text, upstream_reply
-from harnessrl.harness.base import Intent, Session, StepResult, Verdict
+from harnessrl.harness.base import HARNESS_STYLES, Intent, Session, StepResult, Verdict, register_style
+from harnessrl.programs import PROGRAMS, Program, by_style
+from harnessrl.programs import program as program_named
 
 POLL_S = 0.02
 _SANDBOXES: dict[tuple[int, str], Any] = {}
 _SANDBOX_LOCK = threading.Lock()
 
 
-class ProgramHarness(CodeHarness):
-    """Base of the black-box styles; a subclass names its program and renders oracle intents."""
+class ProgramHarness(CodeTools):
+    """A real agent program as a harness; each program's style is a subclass (`program_style`)."""
 
-    default_program: ClassVar[str]  # the agents registry name
+    default_program: ClassVar[str]  # the program's name (harnessrl.programs)
     session_class: ClassVar[type[Session]]
 
     def __init__(self, spec: Any):
@@ -74,6 +81,9 @@ class ProgramHarness(CodeHarness):
         super().__init__(spec)
         network_mode(spec.options.get("network", "auto"))  # a bad value is a config error before any episode
         self.gateway_limits = Limits.from_options(spec.options)  # options.gateway.*: the same
+        self.definition: Program = program_named(self.default_program)  # its tool table, even when `script` runs
+        self.table = self.definition.tools
+        self._blocks = render.EditBlocks(spec.id) if self.table.wire == "search_replace" else None
 
     @property
     def program(self) -> str:
@@ -81,13 +91,21 @@ class ProgramHarness(CodeHarness):
         (a user's own program; the tests use one that speaks mini-swe-agent's text protocol)."""
         return str(self.spec.options.get("program", self.default_program))
 
-    def parse(self, text: str) -> list:
-        return []  # the program parses its model's replies itself
-
     def expressible(self, intent: Intent) -> bool:
-        """What a scripted policy can do through a program's tools (a shell and file tools, or a shell alone);
-        the base render_turn sends one call per reply, as the programs may run one reply's calls at once."""
-        return intent.kind in ("finish", "answer", "run", "read", "write", "replace")
+        """What a scripted policy can do through the program's tools: the kinds its tool table writes."""
+        if self._blocks is not None:
+            return self._blocks.expressible(intent)
+        return intent.kind in self.table.kinds
+
+    def render_intent(self, intent: Intent, session: Session | None) -> str:
+        if self._blocks is not None:
+            return self._blocks.render_turn([intent], session)[0]
+        return render.render_intent(self.table, intent, session, self.style)
+
+    def render_turn(self, intents: list[Intent], session: Session | None) -> tuple[str, int]:
+        if self._blocks is not None:
+            return self._blocks.render_turn(intents, session)
+        return render.render_turn(self.table, intents, session, self.style)
 
     def launch(self, session: "ProgramSession", base_url: str, api_key: str) -> Any:
         """Start the program in the episode's sandbox, in its network namespace; a SandboxProcess."""
@@ -119,6 +137,35 @@ class ProgramHarness(CodeHarness):
     @property
     def model_name(self) -> str:
         return str(self.spec.options.get("model_name", "harnessrl-policy"))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its spec: a worker process builds it again, finding its program (and a program
+        from an installed package) by name, as the parent did."""
+        from harnessrl.harness.base import make_harness
+
+        return make_harness, (self.spec,)
+
+
+def program_style(prog: Program) -> type[ProgramHarness]:
+    """The harness style that runs `prog` (registered under `prog.style`): its tools from its table."""
+    cls = HARNESS_STYLES.get(prog.style)
+    if cls is not None and issubclass(cls, ProgramHarness) and cls.default_program == prog.name:
+        return cls
+    if cls is not None:
+        raise ConfigError(f"agent program {prog.name!r}: its style {prog.style!r} is taken by {cls.__name__}")
+    name = "".join(part.title() for part in prog.style.split("_")) + "Harness"
+    cls = type(name, (ProgramHarness,), {
+        "style": prog.style, "default_program": prog.name, "all_tools": tuple(prog.tools.tools),
+        "tool_capabilities": dict(prog.tools.tools), "session_class": ProgramSession, "__module__": __name__,
+        "__doc__": f"{prog.description} (harnessrl.programs: {prog.name} {prog.version})"})
+    globals().setdefault(name, cls)  # importable by name, as a class written here would be
+    return register_style(cls)
+
+
+def style_of_program(style: str) -> type[ProgramHarness] | None:
+    """The style of a program from an installed package, by its style name; None when no program has it."""
+    prog = by_style(style)
+    return None if prog is None else program_style(prog)
 
 
 def startup_budget(options: Any) -> float:
@@ -155,6 +202,8 @@ class ProgramSession(Session):
         self.tokens = 0
         self.queue_s = 0.0
         self.first_call_at: float | None = None  # wall_s counts from here; before it, startup_s
+        self.read_paths: set[str] = set()  # files the scripted replies had the program read (_program_render)
+        self.launch_opts: dict[str, Any] = {}
         self._first: dict[str, Any] | None = None
         self._closed = False
 
@@ -166,8 +215,11 @@ class ProgramSession(Session):
         return call_limits(self.pending.request) if self.pending is not None else (None, ())
 
     def launch_options(self) -> dict[str, Any]:
-        """Per-episode options for the program's launch (agents/launch.py); a style adds its own."""
-        return {}
+        """Per-episode options for the program's launch (agents/launch.py), from the workspace's files
+        where the program asks for them (`Program.session_options`: Aider's chat files)."""
+        hook = self.harness.definition.session_options
+        self.launch_opts = hook(self.env.workspace.files()) if hook is not None else {}
+        return self.launch_opts
 
     # -- start: network, gateway, program, first call ---------------------------------------
 
@@ -325,3 +377,5 @@ class ProgramSession(Session):
 
 
 ProgramHarness.session_class = ProgramSession
+for _prog in PROGRAMS.values():
+    program_style(_prog)

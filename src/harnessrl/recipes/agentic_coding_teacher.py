@@ -1,7 +1,7 @@
 """The warm start's teacher `oracle-edit`: the reference solution as a small model can learn to write it.
 
 Through mini-swe-agent the plain oracle writes each changed file whole, base64-encoded in one
-shell command (harness/mini_swe_agent.py: exact for any file, whatever its quoting). That is
+shell command (programs/mini_swe_agent.py: exact for any file, whatever its quoting). That is
 right for replaying a solution and useless as a demonstration for a 135M model: a few hundred
 tokens of base64 per task carry no pattern to learn (SFT on them moved the loss from 3.40 to
 3.28 and the model solved nothing). `oracle-edit` keeps the oracle's plan — the task's own
@@ -20,7 +20,7 @@ harness, or a plan step that is not a replace, gets the plain oracle's rendering
 from __future__ import annotations
 
 from harnessrl.harness._common import resolve, shown
-from harnessrl.harness.mini_swe_agent import SUBMIT, reply
+from harnessrl.programs.mini_swe_agent import SUBMIT, reply
 from harnessrl.policies.base import AgentState
 from harnessrl.policies.scripted import Oracle, channel, solution_plan
 

@@ -1,4 +1,6 @@
-"""qwen_code: Qwen Code's tools and turn loop.
+"""The Qwen Code reconstruction (harness id `qwen_code`, style `qwen_code_reconstruction`, formerly style
+`qwen_code`): our re-implementation of Qwen Code's tools and turn loop, not the program (the real Qwen
+Code is the `qwen-code-cli` program: harnessrl.programs.qwen_code).
 
 Text encoding of function calls (for models without native tool calling) — the Hermes-style
 format Qwen models are trained on and vLLM's `hermes` parser reads:
@@ -84,7 +86,7 @@ def render_calls(calls: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 class QwenCodeSession(CodeSession):
-    harness: "QwenCodeHarness"
+    harness: "QwenCodeReconstruction"
 
     def start(self) -> list[dict[str, str]]:
         self.failures: dict[str, int] = {}
@@ -212,8 +214,8 @@ class QwenCodeSession(CodeSession):
 
 
 @register_style
-class QwenCodeHarness(CodeHarness):
-    style = "qwen_code"
+class QwenCodeReconstruction(CodeHarness):
+    style = "qwen_code_reconstruction"
     all_tools = ("read_file", "edit", "write_file", "run_shell_command", "list_directory", "glob", "grep_search")
     tool_capabilities = {"edit": frozenset({"edit"}), "write_file": frozenset({"edit"}),
                          "run_shell_command": frozenset({"shell", "edit"})}

@@ -1,4 +1,6 @@
-"""openhands: the CodeAct agent with OpenHands' text function-call format.
+"""The OpenHands reconstruction (harness id `openhands`, style `openhands_reconstruction`, formerly style
+`openhands`): our re-implementation of the CodeAct agent with OpenHands' text function-call format, not
+the program (the real OpenHands CLI is the `openhands-cli` program: harnessrl.programs.openhands).
 
 For models without native function calling, a call is written as
 
@@ -174,7 +176,7 @@ def render_call(name: str, args: dict[str, Any]) -> str:
 
 
 class OpenHandsSession(CodeSession):
-    harness: "OpenHandsHarness"
+    harness: "OpenHandsReconstruction"
 
     def start(self) -> list[dict[str, str]]:
         self.editor = Editor(self.env, self.shell)
@@ -249,8 +251,8 @@ class OpenHandsSession(CodeSession):
 
 
 @register_style
-class OpenHandsHarness(CodeHarness):
-    style = "openhands"
+class OpenHandsReconstruction(CodeHarness):
+    style = "openhands_reconstruction"
     all_tools = ("execute_bash", "str_replace_editor", "think", "finish")
     tool_capabilities = {"execute_bash": frozenset({"shell", "edit"}), "str_replace_editor": frozenset({"edit"})}
     session_class = OpenHandsSession

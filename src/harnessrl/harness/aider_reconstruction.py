@@ -1,4 +1,7 @@
-"""aider: edit blocks, then up to three reflections — and never a shell command.
+"""The Aider reconstruction (harness id `aider`, style `aider_reconstruction`, formerly style `aider`): our
+re-implementation of Aider's edit formats and coder loop, not the program (the real Aider is the
+`aider-cli` program: harnessrl.programs.aider). Edit blocks, then up to three reflections — and never a
+shell command.
 
 Control, as in Aider's coder loop (HARNESSES.md): the files are in the chat (a path line and
 a fenced copy of each); the model replies once with SEARCH/REPLACE blocks (or, with option
@@ -29,7 +32,7 @@ FATAL_LINT = "E9,F821,F823,F831,F406,F407,F701,F702,F704,F706"
 
 
 class AiderSession(CodeSession):
-    harness: "AiderHarness"
+    harness: "AiderReconstruction"
 
     def start(self) -> list[dict[str, str]]:
         self.reflections = 0
@@ -137,8 +140,8 @@ class AiderSession(CodeSession):
 
 
 @register_style
-class AiderHarness(CodeHarness):
-    style = "aider"
+class AiderReconstruction(CodeHarness):
+    style = "aider_reconstruction"
     all_tools = ("edit",)
     tool_capabilities = {"edit": frozenset({"edit"})}
     session_class = AiderSession
