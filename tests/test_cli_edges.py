@@ -126,3 +126,26 @@ def test_valid_policy_options_pass_the_early_check():
 
     check_policy(PolicySpec("lm", "some-model", {"temperature": 0.5, "max_new_tokens": 8}))
     check_policy(PolicySpec("endpoint", "m", {"base_url": "http://127.0.0.1:9/v1", "max_tokens": 8}))
+
+
+def test_an_empty_tasks_option_is_refused_not_run_as_every_task(tmp_path):
+    """`--tasks "$TASKS"` with TASKS unset once evaluated the whole suite."""
+    r = runner.invoke(app, ["eval", "--policy", "noop", "--suite", "code-v1", "--harness", "swe_agent", "--tasks", "",
+                            "--store", str(tmp_path / "st")])
+    assert r.exit_code == 2 and "names no task" in r.output, r.output
+    assert not (tmp_path / "st").exists()
+
+
+def test_a_negative_seed_is_refused_before_any_work(tmp_path):
+    """seed=-1 used to load the model and run rollouts, then die in the first seeded draw (12 min in)."""
+    r = runner.invoke(app, ["train", "agent", "--model", "m", "--out", str(tmp_path / "run"), "--set",
+                            "harnesses=[lookup-plain]", "--set", "tasks=[lookup/000]", "--set", "seed=-1"])
+    assert r.exit_code == 2 and "seed=-1" in r.output and ">= 0" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_more_workers_than_episodes_is_said(tmp_path):
+    r = runner.invoke(app, ["eval", "--policy", "noop", "--suite", "code-v1", "--harness", "swe_agent", "--tasks",
+                            "fix-leap-year", "--workers", "4", "--store", str(tmp_path / "st")])
+    assert r.exit_code == 0, r.output
+    assert "note: --workers 4 but 1 episode(s)" in r.output, r.output

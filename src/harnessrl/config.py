@@ -159,6 +159,19 @@ def load_config(
         apply_overrides(data, overrides)
         source += " + overrides"
     try:
-        return model.model_validate(data)
+        cfg = model.model_validate(data)
     except ValidationError as err:
         raise ConfigError(format_validation_error(err, model, source)) from None
+    check_seeds(cfg, source)
+    return cfg
+
+
+def check_seeds(cfg: Any, source: str) -> None:
+    """A negative seed is refused before any work: numpy's and torch's generators take unsigned seeds, so
+    `seed=-1` would load a model, run rollouts and only then die in the first seeded draw."""
+    for name in ("seed", "seeds", "eval_seeds", "train_seeds"):
+        value = getattr(cfg, name, None)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        bad = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v < 0]
+        if bad:
+            raise ConfigError(f"{source}: {name}={value!r}: seeds must be >= 0 (numpy and torch take unsigned seeds)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -82,7 +83,7 @@ def eval_command(
     suite: str = typer.Option(None, "--suite", help="Suite names (code-v1, terminal-v1, miniwob, lookup, ...) or suite folders, "
                               "comma-separated (with --sealed: the seal's suite unless given)."),
     harness: str = typer.Option("all", "--harness", "-H", help="'all', or harness ids / spec files, comma-separated."),
-    tasks: str = typer.Option("", "--tasks", help="Only these tasks (names or ids, comma-separated)."),
+    tasks: str = typer.Option(None, "--tasks", help="Only these tasks (names or ids, comma-separated)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Episodes per task x harness cell (seeds 0..N-1)."),
     k: str = typer.Option("1", "--k", help="pass@k values to report, comma-separated (each <= --seeds)."),
     backend: str = typer.Option("local", "--backend", help="local (process pool) | ray"),
@@ -113,6 +114,10 @@ def eval_command(
     from harnessrl.records import RecordStore
 
     with user_errors():
+        if tasks is not None and not _split(tasks):  # `--tasks ""` (an empty shell variable) once ran every task
+            raise fail(f"--tasks {tasks!r} names no task: give task names or ids, comma-separated, or leave --tasks out "
+                       "to run every task")
+        tasks = tasks or ""
         ks = sorted(set(int_list(k, "--k")) | {1})
         if min(ks) < 1:
             raise fail(f"--k {k!r}: pass@k needs k >= 1")
@@ -162,9 +167,13 @@ def eval_command(
             console.print(f"[bold]{escape(str(spec))}[/] on {escape(str(plan.suite_name))}: {len(plan.tasks)} tasks x {len(plan.harnesses)} harnesses "
                           f"= {len(plan.cells)} cells in scope ({len(plan.out_of_scope)} out of scope) x {len(plan.seeds)} seeds "
                           f"= {plan.episodes} episodes, backend {backend}, {workers} workers", markup=True)
+        total = sum(p.episodes for p in plans)
+        if workers > 1 and (workers > total or workers > (os.cpu_count() or 1)):  # say so, then run anyway
+            console.print(f"note: --workers {workers} but {total} episode(s) and {os.cpu_count()} core(s): at most "
+                          f"{min(total, os.cpu_count() or 1)} worker(s) can be busy at once")
         results = []
         with progress() as bar:
-            task = bar.add_task("episodes", total=sum(p.episodes for p in plans))
+            task = bar.add_task("episodes", total=total)
             for plan in plans:
                 results.append(run_eval(spec, plan, s, backend=backend, workers=workers, group_size=group_size, run_id=run_id,
                                         ks=ks, address=ray_address, on_progress=lambda n: bar.advance(task, n),
