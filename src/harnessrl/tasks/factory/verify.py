@@ -113,7 +113,7 @@ def _symptom(line: str, frame, error: str) -> str:
         except Exception:  # noqa: BLE001 - a test line we cannot re-evaluate: no symptom
             return ""
         if error != "AssertionError":
-            return f"`{shown}` raises {error} (expected {_short(expected) or 'a value'})"
+            return f"`{shown}` raises {error} (expected `{_short(expected)}`)" if _short(expected) else f"`{shown}` raises {error}"
         try:
             actual = eval(compile(ast.Expression(left), "<case>", "eval"), env)
         except BaseException:  # noqa: BLE001
