@@ -78,6 +78,8 @@ def generate(
     name: str = typer.Option("factory", "--name", help="Suite name prefix (task ids are <name>-<split>/<task>)."),
     rules: str = typer.Option("", "--rules", help="Comma-separated rules to use (default: all)."),
     modules: str = typer.Option("", "--modules", help="Comma-separated corpus modules to use (default: all)."),
+    confirm: int = typer.Option(20, "--confirm", help="Re-check this many tasks with a real pytest run (buggy fails, "
+                                "fixed passes) on top of the in-process check of every task; 0: skip."),
 ) -> None:
     """Write suites of bug-fix tasks made by rule from the corpus, each checked: its tests fail, the reference edit passes."""
     import time
@@ -88,8 +90,9 @@ def generate(
     started = time.perf_counter()
     try:
         data = run(out, seed=seed, per_origin=per_origin, pairs=pairs, name=name,
-                   rules=tuple(r for r in rules.split(",") if r) or RULES, modules=[m for m in modules.split(",") if m] or None)
-    except (ValueError, FileExistsError) as err:
+                   rules=tuple(r for r in rules.split(",") if r) or RULES, modules=[m for m in modules.split(",") if m] or None,
+                   confirm=confirm)
+    except (ValueError, FileExistsError, RuntimeError) as err:
         raise fail(str(err)) from None
     table = Table(title=f"{data['tasks']} tasks from {data['origins']} origin functions ({data['origin_files']} files), "
                   f"seed {seed}, {time.perf_counter() - started:.0f} s")
@@ -100,7 +103,8 @@ def generate(
     console.print(table)
     console.print("per rule: " + ", ".join(f"{k} {v}" for k, v in data["per_rule"].items()), highlight=False)
     console.print(f"tried {data['candidates_tried']} candidates: {data['not_a_task']} not a task, "
-                  f"{data['duplicates']} near-duplicates; at most {data['max_per_origin']} tasks per origin", highlight=False)
+                  f"{data['duplicates']} near-duplicates; at most {data['max_per_origin']} tasks per origin; "
+                  f"{data['confirmed_with_pytest']} re-checked with pytest", highlight=False)
 
 
 def task_folders(folder: Path) -> list[Path]:

@@ -23,12 +23,19 @@ __all__ = ["RULES", "SPLITS", "generate", "split_of"]
 
 
 def generate(out: str | Path, seed: int = 0, per_origin: int = 5, pairs: float = 0.25, name: str = "factory",
-             rules: tuple[str, ...] = RULES, modules: list[str] | None = None) -> dict:
-    """Generate and write the suites; returns the manifest (also OUT/manifest.json)."""
+             rules: tuple[str, ...] = RULES, modules: list[str] | None = None, confirm: int = 0) -> dict:
+    """Generate and write the suites; returns the manifest (also OUT/manifest.json).
+
+    `confirm` N re-checks N tasks (an even sample over the sorted list) with a real `python -m pytest` in a
+    temporary folder, buggy (must fail) and fixed (must pass), on top of the in-process check every task had;
+    a disagreement is an error, never a silently dropped task."""
     from harnessrl.tasks.factory.pool import generate_pool
     from harnessrl.tasks.factory.sources import load_corpus
     from harnessrl.tasks.factory.writer import write_suites
 
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):  # before the work, not after it
+        raise FileExistsError(f"{out}: not empty; give a new folder (generated suites are never merged)")
     unknown = set(rules) - set(RULES)
     if unknown:
         raise ValueError(f"unknown rules {sorted(unknown)}; the rules are {', '.join(RULES)}")
@@ -39,4 +46,17 @@ def generate(out: str | Path, seed: int = 0, per_origin: int = 5, pairs: float =
             raise ValueError(f"no corpus modules {sorted(missing)}; known: {', '.join(m.name for m in corpus)}")
         corpus = [m for m in corpus if m.name in modules]
     tasks, stats = generate_pool(corpus, seed=seed, per_origin=per_origin, pairs=pairs, rules=tuple(rules))
+    if confirm and tasks:
+        from harnessrl.tasks.base import Solution
+        from harnessrl.tasks.factory.verify import confirm_with_pytest
+
+        step = max(1, len(tasks) // confirm)
+        for spec in tasks[::step][:confirm]:
+            buggy_ok, out_b = confirm_with_pytest(spec.workspace, spec.tests)
+            fixed = {**spec.workspace, **Solution(spec.steps).final_files(spec.workspace)}
+            fixed_ok, out_f = confirm_with_pytest(fixed, spec.tests)
+            if buggy_ok or not fixed_ok:
+                raise RuntimeError(f"{spec.name}: pytest disagrees with the in-process check "
+                                   f"(buggy passed: {buggy_ok}, fixed passed: {fixed_ok}):\n{out_b if buggy_ok else out_f}")
+        stats.confirmed = min(confirm, len(tasks[::step]))
     return write_suites(Path(out), tasks, stats, seed, name)

@@ -28,6 +28,7 @@ class PoolStats:
     duplicates: int = 0
     capped: int = 0  # over the per-origin limit
     rules: Counter = field(default_factory=Counter)  # kept tasks per rule (a two-bug task counts both)
+    confirmed: int = 0  # tasks re-checked with a real pytest run
 
 
 def task_split(spec: TaskSpec) -> str:

@@ -83,7 +83,7 @@ def manifest(tasks: list[TaskSpec], stats: PoolStats, seed: int, name: str) -> d
         "per_files": {str(k): v for k, v in sorted(Counter(t.knobs.files for t in tasks).items())},
         "per_bugs": {str(k): v for k, v in sorted(Counter(t.knobs.bugs for t in tasks).items())},
         "max_per_origin": max(Counter(o for t in tasks for o in set(t.origins)).values(), default=0),
-        "candidates_tried": stats.candidates, "not_a_task": stats.not_a_task, "duplicates": stats.duplicates,
+        "confirmed_with_pytest": stats.confirmed, "candidates_tried": stats.candidates, "not_a_task": stats.not_a_task, "duplicates": stats.duplicates,
         "task_list": [{"name": t.name, "split": task_split(t), "origins": [list(o) for o in t.origins],
                        "rules": [b.mutation.rule for b in t.bugs], "difficulty": t.knobs.difficulty()} for t in tasks],
     }
