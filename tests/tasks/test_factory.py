@@ -170,3 +170,12 @@ def test_task_split_matches_the_first_origin():
     tasks, _ = generate_pool([BY_NAME["stats"]], seed=1, per_origin=1, pairs=0.5)
     assert tasks and all(task_split(t) == split_of(*t.origins[0]) for t in tasks)
     assert all(len({split_of(*o) for o in t.origins}) == 1 for t in tasks)
+
+
+def test_no_corpus_module_name_is_importable_here():
+    """The grader puts /app last on sys.path: a corpus module named like an installed package (or a stdlib
+    module) would import that package in the hidden tests instead of the workspace file."""
+    import importlib.util
+
+    clashes = {m.name: importlib.util.find_spec(m.name).origin for m in CORPUS if importlib.util.find_spec(m.name)}
+    assert not clashes, f"rename these corpus modules: {clashes}"

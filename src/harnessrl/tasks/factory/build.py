@@ -69,8 +69,16 @@ class TaskSpec:
         return tuple((b.module.origin, b.mutation.function) for b in self.bugs)
 
 
+# Weighted towards the easy end: the suites are for small models, for which a named test in a short
+# module is already at the frontier; the hard end stays in (about a fifth of the draws).
+CONTEXT_WEIGHTS = (5, 3, 2)
+FILES_WEIGHTS = (6, 3, 1)  # 1, 2, 3 files
+VISIBILITY_WEIGHTS = (4, 4, 2)  # named, symptom, vague
+
+
 def draw_knobs(rng: random.Random, bugs: int) -> Knobs:
-    return Knobs(rng.choice(CONTEXT), rng.choice((1, 1, 2, 3)), rng.choice(("named", "symptom", "vague")), bugs)
+    return Knobs(rng.choices(CONTEXT, CONTEXT_WEIGHTS)[0], rng.choices((1, 2, 3), FILES_WEIGHTS)[0],
+                 rng.choices(("named", "symptom", "vague"), VISIBILITY_WEIGHTS)[0], bugs)
 
 
 def task_name(bugs) -> str:

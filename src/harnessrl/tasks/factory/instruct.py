@@ -32,6 +32,12 @@ _OPEN = ("Bug report: ", "A user reports: ", "")
 _ASK = ("Please fix it.", "Fix the bug.", "Find the cause and fix it.")
 
 
+def _kind(error: str) -> str:
+    if error.startswith("DID NOT RAISE"):
+        return f"accepts some input it should reject with {error.split()[-1]}"
+    return "gives wrong results for some inputs" if error == "AssertionError" else "raises an error for some inputs"
+
+
 def _sentence(r: Report, visibility: str, many_files: bool) -> str:
     fn = f"`{r.function}`" if visibility != "vague" or not many_files else f"`{r.function.split('.')[-1]}`"
     where = f" in `{r.file}`" if visibility != "vague" or not many_files else ""
@@ -40,13 +46,13 @@ def _sentence(r: Report, visibility: str, many_files: bool) -> str:
         if visibility != "vague" and r.symptom:
             text += f" At the moment {r.symptom}."
     elif visibility == "vague":
-        kind = "raises an error" if r.error != "AssertionError" else "gives wrong results"
-        text = f"{fn}{where} {kind} for some inputs."
+        text = f"{fn}{where} {_kind(r.error)}."
     elif r.symptom:
         text = f"{r.symptom} ({fn}{where})."
     else:
-        kind = f"raises {r.error}" if r.error != "AssertionError" else "returns a wrong result"
-        text = f"{fn}{where} {kind} in some cases."
+        kind = f"raises {r.error} in some cases" if not r.error.startswith(("AssertionError", "DID NOT RAISE")) \
+            else _kind(r.error)
+        text = f"{fn}{where} {kind}."
     if visibility == "named":
         text += f" The failing test is `{r.test}`."
     return text

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 import signal
 import subprocess
 import sys
@@ -82,7 +83,8 @@ class _Render(ast.NodeTransformer):
     def visit_Call(self, node):
         args = []
         for a in node.args:
-            if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and isinstance(self.local.get(a.value.id), (tuple, list)):
+            spliced = isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)
+            if spliced and isinstance(self.local.get(a.value.id), (tuple, list)):
                 args.extend(self.visit(ast.parse(repr(v), mode="eval").body) for v in self.local[a.value.id])
             else:
                 args.append(self.visit(a))
@@ -113,7 +115,8 @@ def _symptom(line: str, frame, error: str) -> str:
         except Exception:  # noqa: BLE001 - a test line we cannot re-evaluate: no symptom
             return ""
         if error != "AssertionError":
-            return f"`{shown}` raises {error} (expected `{_short(expected)}`)" if _short(expected) else f"`{shown}` raises {error}"
+            want = _short(expected)
+            return f"`{shown}` raises {error}" + (f" (expected `{want}`)" if want else "")
         try:
             actual = eval(compile(ast.Expression(left), "<case>", "eval"), env)
         except BaseException:  # noqa: BLE001
@@ -124,6 +127,22 @@ def _symptom(line: str, frame, error: str) -> str:
     if not render.ok:
         return ""
     return f"`{shown}` raises {error}" if error != "AssertionError" else f"`{shown}` is false"
+
+
+_DID_NOT_RAISE = re.compile(r"DID NOT RAISE (?:<class ')?(?:\w+\.)*(\w+)")  # pytest 8 names the class; older, its repr
+
+
+def _no_raise(line: str, frame, exc: str) -> str:
+    """"`f('x')` does not raise ValueError", from the statement inside a `with pytest.raises(...)` block."""
+    try:
+        expr = ast.parse(line.strip()).body[0]
+    except (SyntaxError, IndexError):
+        return ""
+    if not isinstance(expr, ast.Expr):
+        return ""
+    render = _Render(frame.f_locals)
+    shown = ast.unparse(render.visit(expr.value))
+    return f"`{shown}` does not raise {exc}" if render.ok else ""
 
 
 def run_tests(modules: dict[str, str], tests: dict[str, str], timeout_s: float = 1.0) -> tuple[int, list[Failure]]:
@@ -175,10 +194,16 @@ def run_tests(modules: dict[str, str], tests: dict[str, str], timeout_s: float =
                                 frame, lineno = tb.tb_frame, tb.tb_lineno
                             tb = tb.tb_next
                         symptom = ""
+                        missing = _DID_NOT_RAISE.match(str(err))
+                        if missing:  # pytest.raises saw no error: the bug accepts what it should reject
+                            error = f"DID NOT RAISE {missing.group(1)}"
                         if frame is not None:
                             signal.setitimer(signal.ITIMER_REAL, timeout_s)
                             try:
-                                symptom = _symptom(lines[lineno - 1], frame, error)
+                                if missing:  # the call is the first line inside the `with pytest.raises(...)` block
+                                    symptom = _no_raise(lines[lineno] if lineno < len(lines) else "", frame, missing.group(1))
+                                else:
+                                    symptom = _symptom(lines[lineno - 1], frame, error)
                             except _Timeout:
                                 symptom = ""
                         failures.append(Failure(case, error[:200], symptom))
