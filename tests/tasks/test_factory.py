@@ -179,3 +179,26 @@ def test_no_corpus_module_name_is_importable_here():
 
     clashes = {m.name: importlib.util.find_spec(m.name).origin for m in CORPUS if importlib.util.find_spec(m.name)}
     assert not clashes, f"rename these corpus modules: {clashes}"
+
+
+def test_pypi_sources_make_tasks_when_fetched():
+    """Real code with its own tests (pinned sdists): needs `harnessrl tasks fetch-sources` (network, once)."""
+    from harnessrl.tasks.factory.pypi import cache_dir, load_pypi, missing
+
+    if missing():
+        pytest.skip(f"PyPI sources {missing()} not in {cache_dir()}: run `harnessrl tasks fetch-sources` (or make factory-sources)")
+    (mod,) = load_pypi()
+    assert mod.alias == "inflection" and "_irregular" in mod.header_deps  # the module calls it at import
+    kept = 0
+    for mu in mutations(mod)[::7]:
+        spec = build_task((Bug(mod, mu),), [mod], seed=0)
+        if spec is not None:
+            kept += 1
+            assert spec.bugs[0].module.origin.startswith("pypi/inflection-0.5.1/")
+            if kept == 1:
+                ok, out = confirm_with_pytest(spec.workspace, spec.tests)
+                assert not ok, out
+                ok, out = confirm_with_pytest({**spec.workspace, **Solution(spec.steps).final_files(spec.workspace)},
+                                              spec.tests)
+                assert ok, out
+    assert kept >= 3

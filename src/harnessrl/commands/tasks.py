@@ -80,6 +80,8 @@ def generate(
     modules: str = typer.Option("", "--modules", help="Comma-separated corpus modules to use (default: all)."),
     confirm: int = typer.Option(20, "--confirm", help="Re-check this many tasks with a real pytest run (buggy fails, "
                                 "fixed passes) on top of the in-process check of every task; 0: skip."),
+    sources: str = typer.Option("corpus", "--sources", help="corpus (shipped) and/or pypi (pinned packages with their "
+                                "own tests, after `harnessrl tasks fetch-sources`), comma-separated."),
 ) -> None:
     """Write suites of bug-fix tasks made by rule from the corpus, each checked: its tests fail, the reference edit passes."""
     import time
@@ -91,7 +93,7 @@ def generate(
     try:
         data = run(out, seed=seed, per_origin=per_origin, pairs=pairs, name=name,
                    rules=tuple(r for r in rules.split(",") if r) or RULES, modules=[m for m in modules.split(",") if m] or None,
-                   confirm=confirm)
+                   confirm=confirm, sources=tuple(x for x in sources.split(",") if x))
     except (ValueError, FileExistsError, RuntimeError) as err:
         raise fail(str(err)) from None
     table = Table(title=f"{data['tasks']} tasks from {data['origins']} origin functions ({data['origin_files']} files), "
@@ -105,6 +107,19 @@ def generate(
     console.print(f"tried {data['candidates_tried']} candidates: {data['not_a_task']} not a task, "
                   f"{data['duplicates']} near-duplicates; at most {data['max_per_origin']} tasks per origin; "
                   f"{data['confirmed_with_pytest']} re-checked with pytest", highlight=False)
+
+
+@app.command("fetch-sources")
+def fetch_sources() -> None:
+    """Download the factory's pinned PyPI sources once (sdists, hash-checked) into $HARNESSRL_SOURCES."""
+    from harnessrl.tasks.factory.pypi import PINS, cache_dir, fetch_sources as fetch
+
+    try:
+        fetch(say=lambda m: console.print(m, highlight=False))
+    except RuntimeError as err:
+        raise fail(str(err)) from None
+    console.print(f"{len(PINS)} source(s) in {cache_dir()}; use them with `harnessrl tasks generate OUT --sources corpus,pypi`",
+                  highlight=False)
 
 
 def task_folders(folder: Path) -> list[Path]:

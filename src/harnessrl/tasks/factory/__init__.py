@@ -7,6 +7,7 @@ sources.py   the corpus (modules + tests) cut into units and tests
 rules.py     AST bug-injection rules, as exact text edits
 build.py     one task from one or two mutations, checked in-process (verify.py)
 instruct.py  the bug report the agent reads
+pypi.py      pinned PyPI sdists (module + own tests), fetched once into a cache
 pool.py      seeded order, near-duplicate removal, per-origin limit, two-bug pairs
 split.py     train / held-out / sealed by origin
 writer.py    suite folders and the manifest
@@ -23,12 +24,14 @@ __all__ = ["RULES", "SPLITS", "generate", "split_of"]
 
 
 def generate(out: str | Path, seed: int = 0, per_origin: int = 5, pairs: float = 0.25, name: str = "factory",
-             rules: tuple[str, ...] = RULES, modules: list[str] | None = None, confirm: int = 0) -> dict:
+             rules: tuple[str, ...] = RULES, modules: list[str] | None = None, confirm: int = 0,
+             sources: tuple[str, ...] = ("corpus",)) -> dict:
     """Generate and write the suites; returns the manifest (also OUT/manifest.json).
 
     `confirm` N re-checks N tasks (an even sample over the sorted list) with a real `python -m pytest` in a
     temporary folder, buggy (must fail) and fixed (must pass), on top of the in-process check every task had;
-    a disagreement is an error, never a silently dropped task."""
+    a disagreement is an error, never a silently dropped task. `sources`: "corpus" (ours, shipped) and/or
+    "pypi" (pinned packages fetched once by `harnessrl tasks fetch-sources`: pypi.py)."""
     from harnessrl.tasks.factory.pool import generate_pool
     from harnessrl.tasks.factory.sources import load_corpus
     from harnessrl.tasks.factory.writer import write_suites
@@ -39,7 +42,14 @@ def generate(out: str | Path, seed: int = 0, per_origin: int = 5, pairs: float =
     unknown = set(rules) - set(RULES)
     if unknown:
         raise ValueError(f"unknown rules {sorted(unknown)}; the rules are {', '.join(RULES)}")
-    corpus = load_corpus()
+    unknown_sources = set(sources) - {"corpus", "pypi"}
+    if unknown_sources or not sources:
+        raise ValueError(f"sources {sorted(unknown_sources) or '(none)'}: use corpus and/or pypi")
+    corpus = load_corpus() if "corpus" in sources else []
+    if "pypi" in sources:
+        from harnessrl.tasks.factory.pypi import load_pypi
+
+        corpus += load_pypi()
     if modules:
         missing = set(modules) - {m.name for m in corpus}
         if missing:

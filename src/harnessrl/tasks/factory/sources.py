@@ -52,13 +52,15 @@ class Module:
     test_source: str
     test_header: tuple[tuple[int, int], ...]
     tests: tuple[TestFn, ...]
+    alias: str = "m"  # the name the tests reach the module by
+    header_deps: frozenset[str] = frozenset()  # units the header calls at import time (always kept)
 
     def unit(self, name: str) -> Unit:
         return next(u for u in self.units if u.name == name)
 
     def closure(self, names) -> set[str]:
-        """The named units and every unit they depend on, transitively."""
-        out, todo = set(), list(names)
+        """The named units, the units the module header needs, and every unit they depend on, transitively."""
+        out, todo = set(), [*names, *self.header_deps]
         while todo:
             n = todo.pop()
             if n not in out:
@@ -76,12 +78,15 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def parse_module(name: str, source: str, test_source: str, origin: str) -> Module:
-    """Split a module and its tests into units, header spans and tests (see the module docstring)."""
+def parse_module(name: str, source: str, test_source: str, origin: str, alias: str = "m") -> Module:
+    """Split a module and its tests into units, header spans and tests (see the module docstring).
+
+    `alias`: how the tests import the module (`import NAME as m` for the corpus; a PyPI package's own
+    tests use `import NAME`, alias NAME)."""
     tree = ast.parse(source)
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
     top = {d.name for d in defs}
-    units, header = [], []
+    units, header, header_deps = [], [], set()
     for node in tree.body:
         if node in defs:
             if isinstance(node, ast.ClassDef):
@@ -91,19 +96,22 @@ def parse_module(name: str, source: str, test_source: str, origin: str) -> Modul
             units.append(Unit(node.name, *_span(node), frozenset((_names(node) & top) - {node.name}), fns))
         else:
             header.append(_span(node))
+            header_deps |= _names(node) & top
     ttree = ast.parse(test_source)
-    alias = [a.asname for n in ttree.body if isinstance(n, ast.Import) for a in n.names if a.name == name]
-    if alias != ["m"]:
-        raise ValueError(f"{origin}: its test file must `import {name} as m` (found {alias})")
+    found = [a.asname or a.name for n in ttree.body if isinstance(n, ast.Import) for a in n.names if a.name == name]
+    if found != [alias]:
+        how = f"import {name} as m" if alias == "m" else f"import {name}"
+        raise ValueError(f"{origin}: its test file must `{how}` (found {found})")
     tests, theader = [], []
     for node in ttree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
             deps = {a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute)
-                    and isinstance(a.value, ast.Name) and a.value.id == "m"}
+                    and isinstance(a.value, ast.Name) and a.value.id == alias}
             tests.append(TestFn(node.name, *_span(node), frozenset(deps & top)))
         else:
             theader.append(_span(node))
-    return Module(name, origin, source, tuple(units), tuple(header), test_source, tuple(theader), tuple(tests))
+    return Module(name, origin, source, tuple(units), tuple(header), test_source, tuple(theader), tuple(tests), alias,
+                  frozenset(header_deps))
 
 
 def load_corpus(folder: Path = CORPUS_DIR) -> list[Module]:

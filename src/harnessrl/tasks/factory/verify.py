@@ -60,11 +60,14 @@ def _short(value, limit: int = 80) -> str | None:
 class _Render(ast.NodeTransformer):
     """`m.f(*args)` with the frame's values spliced in -> `f('a', 2)`: the call a bug report shows."""
 
-    def __init__(self, local: dict):
+    def __init__(self, local: dict, env: dict | None = None):
         self.local, self.ok = local, True
+        # the names the test reaches a workspace module by (`m`, or a package's own name)
+        self.modules = {k for k, v in (env or {}).items() if isinstance(v, types.ModuleType)
+                        and getattr(v, "__file__", "").startswith("/app/")}
 
     def visit_Attribute(self, node):
-        if isinstance(node.value, ast.Name) and node.value.id == "m":
+        if isinstance(node.value, ast.Name) and node.value.id in self.modules:
             return ast.Name(node.attr)
         return self.generic_visit(node)
 
@@ -104,9 +107,16 @@ def _symptom(line: str, frame, error: str) -> str:
         return f"`{line.strip()}` raises {error}" if error != "AssertionError" else ""
     test = stmt.test
     env = {**frame.f_globals, **frame.f_locals}
-    render = _Render(frame.f_locals)
+    render = _Render(frame.f_locals, frame.f_globals)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         left, right = test.left, test.comparators[0]
+
+        def calls_workspace(n) -> bool:
+            return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+                       and c.func.value.id in render.modules for c in ast.walk(n))
+
+        if calls_workspace(right) and not calls_workspace(left):  # `assert expected == m.f(x)`
+            left, right = right, left
         shown = ast.unparse(render.visit(ast.parse(ast.unparse(left), mode="eval").body))
         if not render.ok:
             return ""
@@ -140,7 +150,7 @@ def _no_raise(line: str, frame, exc: str) -> str:
         return ""
     if not isinstance(expr, ast.Expr):
         return ""
-    render = _Render(frame.f_locals)
+    render = _Render(frame.f_locals, frame.f_globals)
     shown = ast.unparse(render.visit(expr.value))
     return f"`{shown}` does not raise {exc}" if render.ok else ""
 
