@@ -16,7 +16,8 @@ from rich.text import Text
 
 from harnessrl.commands.common import console, fail
 
-app = typer.Typer(help="Task folders: check which load and why others do not; build their images.", no_args_is_help=True)
+app = typer.Typer(help="Task folders: check which load and why others do not; build their images; generate bug-fix suites.",
+                  no_args_is_help=True)
 
 
 @app.command("check")
