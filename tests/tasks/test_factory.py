@@ -121,9 +121,14 @@ def test_generated_suites_load_and_tasks_check_shows_them_loaded(generated):
 def test_cli_generate_refuses_a_non_empty_folder_and_unknown_rules(generated, tmp_path):
     out, _ = generated
     r = CliRunner().invoke(app, ["tasks", "generate", str(out)])
-    assert r.exit_code != 0 and "not empty" in r.output
-    r = CliRunner().invoke(app, ["tasks", "generate", str(tmp_path / "x"), "--rules", "typo"])
-    assert r.exit_code != 0 and "unknown rules" in r.output
+    assert r.exit_code == 2 and "not empty" in r.output
+    (tmp_path / "file").write_text("x")
+    for args, message in ((["--rules", "typo"], "unknown rules"), (["--per-origin", "-1"], "use 0 or more"),
+                          (["--sources", "web"], "use corpus and/or pypi")):
+        r = CliRunner().invoke(app, ["tasks", "generate", str(tmp_path / "x"), *args])
+        assert r.exit_code == 2 and r.output.startswith("error:") and message in r.output, r.output
+    r = CliRunner().invoke(app, ["tasks", "generate", str(tmp_path / "file")])
+    assert r.exit_code == 2 and "not a folder" in r.output and not (tmp_path / "x").exists()
 
 
 def _three(out: Path):

@@ -95,7 +95,7 @@ def generate(
         data = run(out, seed=seed, per_origin=per_origin, pairs=pairs, name=name,
                    rules=tuple(r for r in rules.split(",") if r) or RULES, modules=[m for m in modules.split(",") if m] or None,
                    confirm=confirm, sources=tuple(x for x in sources.split(",") if x))
-    except (ValueError, FileExistsError, RuntimeError) as err:
+    except (ValueError, OSError, RuntimeError) as err:  # FileExistsError is an OSError
         raise fail(str(err)) from None
     table = Table(title=f"{data['tasks']} tasks from {data['origins']} origin functions ({data['origin_files']} files), "
                   f"seed {seed}, {time.perf_counter() - started:.0f} s")

@@ -37,6 +37,10 @@ def generate(out: str | Path, seed: int = 0, per_origin: int = 5, pairs: float =
     from harnessrl.tasks.factory.writer import write_suites
 
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: not a folder; give a new or empty folder")
+    if per_origin < 0 or pairs < 0:
+        raise ValueError(f"--per-origin {per_origin} / --pairs {pairs}: use 0 or more")
     if out.exists() and any(out.iterdir()):  # before the work, not after it
         raise FileExistsError(f"{out}: not empty; give a new folder (generated suites are never merged)")
     unknown = set(rules) - set(RULES)
