@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 export MINIWOB_CHROME_BINARY ?= /usr/bin/chromium
 export MINIWOB_CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: setup metaworld agents images-base demo test bench clean
+.PHONY: setup metaworld agents images-base factory-sources demo test bench clean
 
 # Meta-World pins mujoco 3.3.0 while the main environment has mujoco 4: its own venv, with the
 # main constraints except mujoco's and the pins in constraints-metaworld.txt
@@ -47,6 +47,11 @@ metaworld: $(MW_STAMP)
 AGENTS = $(shell $(BIN)/python -c 'from harnessrl.programs import PROGRAMS; print(*PROGRAMS)')
 agents: setup
 	if [ "$$(id -u)" = 0 ]; then for a in $(AGENTS); do nice -n 10 $(BIN)/harnessrl agents install $$a || exit 1; done; fi
+
+# The task factory's PyPI sources (docs/task-factory.md): pinned sdists, hash-checked, fetched once into
+# $$HARNESSRL_SOURCES (default ~/.cache/harnessrl/factory-sources); their tests skip without them
+factory-sources: setup
+	$(BIN)/harnessrl tasks fetch-sources
 
 # the main job; --resume makes a second `make demo` reuse the finished study (and continue a broken one)
 demo: setup

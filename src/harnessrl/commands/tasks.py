@@ -3,6 +3,7 @@
     harnessrl tasks check path/to/tb-tasks               # a table, one row per task folder
     harnessrl tasks check path/to/tb-tasks --pins loose  # accept version mismatches (noted)
     harnessrl tasks check path/to/tb-tasks --strict      # exit 1 when any task is rejected
+    harnessrl tasks generate runs/factory --seed 0       # suites of generated bug-fix tasks (docs/task-factory.md)
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from rich.text import Text
 
 from harnessrl.commands.common import console, fail
 
-app = typer.Typer(help="Task folders: check which load and why others do not; build their images.", no_args_is_help=True)
+app = typer.Typer(help="Task folders: check which load and why others do not; build their images; generate bug-fix suites.",
+                  no_args_is_help=True)
 
 
 @app.command("check")
@@ -66,6 +68,59 @@ def check(
                            "partial/script): see the reason column and docs/security.md", style="yellow"))
     if strict and rejected:
         raise typer.Exit(1)
+
+
+@app.command("generate")
+def generate(
+    out: Path = typer.Argument(..., help="An empty or new folder: OUT/<name>-train, -heldout, -sealed and manifest.json."),
+    seed: int = typer.Option(0, "--seed", help="Same seed, byte-identical suites."),
+    per_origin: int = typer.Option(5, "--per-origin", help="At most this many tasks per origin function (0: no limit)."),
+    pairs: float = typer.Option(0.25, "--pairs", help="Two-bug tasks, as a share of the one-bug tasks."),
+    name: str = typer.Option("factory", "--name", help="Suite name prefix (task ids are <name>-<split>/<task>)."),
+    rules: str = typer.Option("", "--rules", help="Comma-separated rules to use (default: all)."),
+    modules: str = typer.Option("", "--modules", help="Comma-separated corpus modules to use (default: all)."),
+    confirm: int = typer.Option(20, "--confirm", help="Re-check this many tasks with a real pytest run (buggy fails, "
+                                "fixed passes) on top of the in-process check of every task; 0: skip."),
+    sources: str = typer.Option("corpus", "--sources", help="corpus (shipped) and/or pypi (pinned packages with their "
+                                "own tests, after `harnessrl tasks fetch-sources`), comma-separated."),
+) -> None:
+    """Write suites of bug-fix tasks made by rule from the corpus, each checked: its tests fail, the reference edit passes."""
+    import time
+
+    from harnessrl.tasks.factory import RULES
+    from harnessrl.tasks.factory import generate as run
+
+    started = time.perf_counter()
+    try:
+        data = run(out, seed=seed, per_origin=per_origin, pairs=pairs, name=name,
+                   rules=tuple(r for r in rules.split(",") if r) or RULES, modules=[m for m in modules.split(",") if m] or None,
+                   confirm=confirm, sources=tuple(x for x in sources.split(",") if x))
+    except (ValueError, OSError, RuntimeError) as err:  # FileExistsError is an OSError
+        raise fail(str(err)) from None
+    table = Table(title=f"{data['tasks']} tasks from {data['origins']} origin functions ({data['origin_files']} files), "
+                  f"seed {seed}, {time.perf_counter() - started:.0f} s")
+    for col in ("split", "tasks", "origins", "suite"):
+        table.add_column(col)
+    for split, n in data["per_split"].items():
+        table.add_row(split, str(n), str(data["origins_per_split"][split]), str(out / f"{name}-{split}") if n else "")
+    console.print(table)
+    console.print("per rule: " + ", ".join(f"{k} {v}" for k, v in data["per_rule"].items()), highlight=False)
+    console.print(f"tried {data['candidates_tried']} candidates: {data['not_a_task']} not a task, "
+                  f"{data['duplicates']} near-duplicates; at most {data['max_per_origin']} tasks per origin; "
+                  f"{data['confirmed_with_pytest']} re-checked with pytest", highlight=False)
+
+
+@app.command("fetch-sources")
+def fetch_sources() -> None:
+    """Download the factory's pinned PyPI sources once (sdists, hash-checked) into $HARNESSRL_SOURCES."""
+    from harnessrl.tasks.factory.pypi import PINS, cache_dir, fetch_sources as fetch
+
+    try:
+        fetch(say=lambda m: console.print(m, highlight=False))
+    except RuntimeError as err:
+        raise fail(str(err)) from None
+    console.print(f"{len(PINS)} source(s) in {cache_dir()}; use them with `harnessrl tasks generate OUT --sources corpus,pypi`",
+                  highlight=False)
 
 
 def task_folders(folder: Path) -> list[Path]:

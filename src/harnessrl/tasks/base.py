@@ -21,7 +21,8 @@ A suite is a folder::
 task.toml keys (each may also be given once for all tasks in suite.toml's [defaults]):
     title, kind ("code" | "terminal"), category, difficulty, tags, needs_shell,
     agent_timeout_s, test_timeout_s, and the task's reward hook (harnessrl.rewards):
-    reward_funcs, reward_weights, verifier_weight
+    reward_funcs, reward_weights, verifier_weight; a generated task's [factory] table (its origin, rule
+    and knobs: tasks/factory/, docs/task-factory.md)
 
 solution/edits.toml is an ordered list of steps the oracle can replay through any harness's
 own edit syntax (SEARCH/REPLACE, str_replace_editor, `edit start:end`, a heredoc...)::
@@ -163,6 +164,30 @@ def _load_solution(folder: Path) -> Solution | None:
 # Task
 
 
+class FactoryBug(Config):
+    """One injected bug of a generated task: where it came from and which rule made it."""
+
+    rule: str
+    origin_file: str
+    origin_function: str
+    origin_line: int
+    origin_col: int = 0
+    change: str = ""  # what the rule changed (for analysis; never shown to the agent)
+
+
+class FactoryMeta(Config):
+    """task.toml's [factory] table: how `harnessrl tasks generate` made the task (docs/task-factory.md)."""
+
+    seed: int
+    split: Literal["train", "heldout", "sealed"]
+    context: str
+    files: int
+    visibility: str
+    bugs: int
+    failing_cases: int = 0
+    bug: list[FactoryBug] = Field(default_factory=list)
+
+
 class TaskMeta(Config):
     """The validated contents of task.toml (after suite defaults)."""
 
@@ -178,6 +203,7 @@ class TaskMeta(Config):
     reward_funcs: list[str] = Field(default_factory=list)
     reward_weights: list[float] | None = None
     verifier_weight: float = 1.0
+    factory: FactoryMeta | None = None  # a generated task's origin, rule and knobs
 
     @model_validator(mode="after")
     def _one_weight_per_function(self) -> "TaskMeta":
