@@ -49,7 +49,7 @@ agents: setup
 	if [ "$$(id -u)" = 0 ]; then for a in $(AGENTS); do nice -n 10 $(BIN)/harnessrl agents install $$a || exit 1; done; fi
 
 # The task factory's PyPI sources (docs/task-factory.md): pinned sdists, hash-checked, fetched once into
-# $$HARNESSRL_SOURCES (default ~/.cache/harnessrl/factory-sources); their tests skip without them
+# $$HARNESSRL_SOURCES (default ~/.cache/harnessrl/factory-sources); `make test` fetches them (once)
 factory-sources: setup
 	$(BIN)/harnessrl tasks fetch-sources
 
@@ -65,7 +65,7 @@ images-base: setup
 	$(BIN)/harnessrl tasks build tests/tasks/fixtures/images >/dev/null; \
 	else echo "task images need root: their tests will be skipped"; fi
 
-test: setup metaworld agents images-base
+test: setup metaworld agents images-base factory-sources
 	$(BIN)/python -m pytest -n 2 -q
 	MUJOCO_GL=egl $(MW_VENV)/bin/python -m pytest -n 2 -q tests_metaworld
 
