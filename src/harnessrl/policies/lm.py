@@ -37,7 +37,7 @@ from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingPa
 from harnessrl.policies.lm_load import (  # noqa: F401  (re-exported: callers import them from here)
     GENERIC_TOKENIZERS, _quiet_transformers, check_model_path, load_tokenizer, resolve_device, resolve_dtype,
     save_tokenizer)
-from harnessrl.policies.precision import Resolved, count_params
+from harnessrl.policies.precision import Resolved, count_params, lora_compute_like_input
 from harnessrl.policies.precision import resolve as resolve_precision
 from harnessrl.policies.sampling import RowSpec
 from harnessrl.policies.scoring import TokenScores, token_logprobs  # noqa: F401  (re-exported)
@@ -132,6 +132,7 @@ class LMPolicy(Policy):
             model = get_peft_model(model, lora)
         if lora and prec.dtype != torch.float32:
             _trainable_in_fp32(model)  # full fine-tuning in bf16 is for sampling only: the trainer refuses it
+            lora_compute_like_input(model)
         if cfg.gradient_checkpointing:
             # non-reentrant: works with frozen base weights (LoRA) without forcing input grads
             kwargs = {"use_reentrant": False}
@@ -321,8 +322,8 @@ class LMPolicy(Policy):
 
 def _trainable_in_fp32(model: torch.nn.Module) -> None:
     """Over a bf16 base, the weights that train (LoRA's A and B) stay fp32: PEFT does this already
-    (autocast_adapter_dtype); this makes it a rule rather than a library default. The adapter's
-    forward casts its input up and its output back (peft's lora.Linear), so the frozen GEMMs run in bf16."""
+    (autocast_adapter_dtype); this makes it a rule rather than a library default. The frozen GEMMs run in
+    bf16, and so do the adapter's products (`precision.lora_compute_like_input`: weights cast, not activations)."""
     for p in model.parameters():
         if p.requires_grad and p.dtype != torch.float32:
             p.data = p.data.float()

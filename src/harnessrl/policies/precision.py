@@ -156,3 +156,29 @@ def count_params(model_dir: str | Path) -> int | None:
                     size *= d
                 total, found = total + size, True
     return total if found else None
+
+
+def lora_compute_like_input(model: torch.nn.Module) -> int:
+    """Run each LoRA product in its input's dtype (bf16 over a bf16 base) while A and B stay fp32.
+
+    PEFT's default casts every adapted layer's input up to the adapter's fp32 and the sum back down:
+    two full-size copies of each of the 7 adapted activations a layer, forward and backward, which in
+    a bf16 step cost more than the adapter's products (profiled: aten::copy_ 13% of the step). Here
+    the (r x in) and (out x r) weights are cast instead, a few KB each, per call: mixed precision as
+    torch.autocast does it (fp32 master weights; the gradient reaches them through the cast, in fp32).
+    Returns the number of adapter modules changed."""
+    n = 0
+    for module in model.modules():
+        if not hasattr(module, "cast_input_dtype_enabled"):
+            continue
+        module.cast_input_dtype_enabled = False
+        for name in ("lora_A", "lora_B"):
+            for sub in getattr(module, name, {}).values():
+                if type(sub) is torch.nn.Linear and sub.bias is None:
+                    sub.forward = _forward_in_input_dtype.__get__(sub)
+                    n += 1
+    return n
+
+
+def _forward_in_input_dtype(self: torch.nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.linear(x, self.weight.to(x.dtype))
