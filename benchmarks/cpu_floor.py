@@ -46,13 +46,15 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop, sdpa_flop  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count  # noqa: E402
 
 aten = torch.ops.aten
 # FlopCounterMode knows the CUDA attention kernels only; the CPU flash kernel is counted the same way
 # (the full q x k product, causal or not, as torch counts the CUDA ones)
-CPU_ATTENTION = {aten._scaled_dot_product_flash_attention_for_cpu: sdpa_flop,
-                 aten._scaled_dot_product_flash_attention_for_cpu_backward: sdpa_backward_flop}
+CPU_ATTENTION = {
+    aten._scaled_dot_product_flash_attention_for_cpu: lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v),
+    aten._scaled_dot_product_flash_attention_for_cpu_backward:
+        lambda g, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(g, q, k, v)}
 #: bf16 keeps 8 mantissa bits: over 30 layers the per-token log-probs move by ~0.03 nats (measured, with the LM
 #: head in fp32 too), so gradients agree in direction to a few percent, not to fp32 rounding
 PARITY = {"loss_rel": 0.1, "grad_norm_rel": 0.2, "grad_cos": 0.95}
