@@ -12,7 +12,7 @@ In one run:
 
 FLOPs as executed are counted with torch.utils.flop_counter.FlopCounterMode on an untimed pass of
 the same update (which also warms the kernels up); a second dispatch mode records every mm/addmm's
-(dtype, K, N) with its FLOPs. The floor of a step is sum over those shape classes of
+(dtype, K, N, operand layouts) with its FLOPs. The floor of a step is sum over those shape classes of
 flops / rate(dtype, K, N at the class's FLOP-weighted mean M), with FLOPs outside GEMMs (attention,
 about 1-3%) charged at the step's weighted GEMM rate. `ratio` = achieved FLOP/s of the bf16 step /
 its weighted GEMM rate = floor time / step time (target >= 0.5).
@@ -144,15 +144,23 @@ class GemmShapes(TorchDispatchMode):
         if func in (aten.mm.default, aten.addmm.default):
             a, b = (args[0], args[1]) if func is aten.mm.default else (args[1], args[2])
             (M, K), N = a.shape, b.shape[1]
-            key, f = (str(a.dtype).replace("torch.", ""), K, N), 2.0 * M * K * N
+            key = (str(a.dtype).replace("torch.", ""), K, N, _transposed(a), _transposed(b))
+            f = 2.0 * M * K * N
             self.flops[key] += f
             self.m[key] += f * M
         return out
 
 
-def mm_rate(M: int, K: int, N: int, dtype: torch.dtype, min_s: float = 0.25) -> float:
-    """torch.mm FLOP/s at (M, K) @ (K, N): the best of the repeats after a warm-up (process CPU clock)."""
-    a, b = torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype)
+def _transposed(x: torch.Tensor) -> bool:
+    """A 2-D operand that is a transposed view (F.linear's W.t(), autograd's dy.t()): its layout changes the kernel's speed."""
+    return x.dim() == 2 and x.stride(0) == 1 and x.shape[1] > 1
+
+
+def mm_rate(M: int, K: int, N: int, dtype: torch.dtype, ta: bool = False, tb: bool = False, min_s: float = 0.25) -> float:
+    """torch.mm FLOP/s at (M, K) @ (K, N), each operand in the step's layout (ta, tb: a transposed view): the best
+    of the repeats after a warm-up (process CPU clock)."""
+    a = torch.randn(K, M).to(dtype).t() if ta else torch.randn(M, K).to(dtype)
+    b = torch.randn(N, K).to(dtype).t() if tb else torch.randn(K, N).to(dtype)
     torch.mm(a, b)
     best, spent = float("inf"), 0.0
     while spent < min_s or best == float("inf"):
@@ -214,11 +222,11 @@ def floor(rec, threads: int) -> tuple[float, float, list]:
     """(floor seconds, weighted GEMM rate) of one step from its shape classes; FLOPs outside GEMMs at that rate."""
     gemm_flops = sum(rec["shapes"].flops.values())
     t, table = 0.0, []
-    for (dt, K, N), f in sorted(rec["shapes"].flops.items(), key=lambda kv: -kv[1]):
-        M = max(1, int(round(rec["shapes"].m[(dt, K, N)] / f)))
+    for (dt, K, N, ta, tb), f in sorted(rec["shapes"].flops.items(), key=lambda kv: -kv[1]):
+        M = max(1, int(round(rec["shapes"].m[(dt, K, N, ta, tb)] / f)))
         if f < 0.002 * gemm_flops:  # negligible classes (tiny LoRA products): charged at the mean rate below
             continue
-        r = mm_rate(M, K, N, getattr(torch, dt))
+        r = mm_rate(M, K, N, getattr(torch, dt), ta, tb)
         t += f / r
         table.append((dt, M, K, N, f, r))
     covered = sum(row[4] for row in table)
