@@ -18,9 +18,10 @@ about 1-3%) charged at the step's weighted GEMM rate. `ratio` = achieved FLOP/s 
 its weighted GEMM rate = floor time / step time (target >= 0.5).
 
 Parity (the same adapter weights, perturbed away from LoRA's zero init so both A and B get gradients;
-the same batch and advantages): relative difference of the loss and of the LoRA gradient norm, and the
-cosine similarity of the flattened LoRA gradients, bf16 vs fp32. Tolerances: loss and grad-norm
-relative difference <= 0.05, cosine >= 0.99.
+the same batch and advantages; TIS off, so that precision alone is compared): relative difference of the
+loss and of the LoRA gradient norm, and the cosine similarity of the flattened LoRA gradients, bf16 vs
+fp32. Tolerances (PARITY): loss <= 0.02, grad norm <= 0.05, cosine >= 0.99. The cosine with TIS on (the
+timed step: bf16 tokens reweighed against the fp32 sampler) is reported beside it.
 
     python benchmarks/cpu_floor.py [--prompts 2] [--group 2] [--turns 3] [--threads 1] [--harness qwen_code]
 
@@ -55,9 +56,11 @@ CPU_ATTENTION = {
     aten._scaled_dot_product_flash_attention_for_cpu: lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v),
     aten._scaled_dot_product_flash_attention_for_cpu_backward:
         lambda g, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(g, q, k, v)}
-#: bf16 keeps 8 mantissa bits: over 30 layers the per-token log-probs move by ~0.03 nats (measured, with the LM
-#: head in fp32 too), so gradients agree in direction to a few percent, not to fp32 rounding
-PARITY = {"loss_rel": 0.1, "grad_norm_rel": 0.2, "grad_cos": 0.95}
+#: Precision parity, judged with TIS off on both sides: bf16 keeps 8 mantissa bits, and over 30 layers the
+#: per-token log-probs move by ~0.03 nats (measured; ~0.026 with an fp32 LM head, so the head is not the cause).
+#: With TIS on, the bf16 step also reweighs tokens by exp(logp_bf16 - logp_fp32 sampler): a real, intended change
+#: of direction, reported beside (grad_cosine_with_tis), not held to this tolerance.
+PARITY = {"loss_rel": 0.02, "grad_norm_rel": 0.05, "grad_cos": 0.99}
 
 # An agent's turns after the harness's first prompt: a read, an edit, a test run (the replies are what
 # the model generates and is trained on; the tool outputs are observations, mask 0).
@@ -190,11 +193,11 @@ def make_policy(model: str, precision: str, adapter_state=None):
     return policy, opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0), adapter_state
 
 
-def run_update(policy, opt, sched, batch, adv, micro: int):
+def run_update(policy, opt, sched, batch, adv, micro: int, tis: float | None = 2.0):
     from harnessrl.train import lm_update
 
     settings = lm_update.UpdateSettings(objective="grpo", clip=(0.2, 0.28), agg="token-mean", micro_tokens=micro,
-                                        sampler_tis_cap=2.0)
+                                        sampler_tis_cap=tis)
     return lm_update.update(policy, opt, sched, batch, lm_update.Scored(None, None, None, None),
                             adv[batch.episode][:, None] * batch.mask, settings, torch.Generator().manual_seed(0))
 
@@ -275,6 +278,9 @@ def main() -> None:
     del fp, fopt
     bf, bopt, bsched, _ = make_policy(args.model, "bf16", state)
     b16, g16 = measure("bf16", bf, bopt, bsched, batch, adv, micro)
+    # the same bf16 gradient without the TIS weights (fp32's are exactly 1): precision alone, not the reweighting
+    plain = run_update(bf, bopt, bsched, batch, adv, micro, tis=None)
+    g16_plain = grads(bf)
     out = {}
     for name, rec in (("fp32", f32), ("bf16", b16)):
         fl_s, rate, table = floor(rec, args.threads)
@@ -285,12 +291,15 @@ def main() -> None:
             print(f"   {dt:8s} {M:6d} x {K:5d} x {N:5d}: {f / rec['flops']:6.1%} of FLOPs at {r / 1e9:6.1f} GFLOP/s",
                   file=sys.stderr)
     s32, s16 = f32["stats"], b16["stats"]
-    loss_rel = abs(s16["loss"] - s32["loss"]) / max(abs(s32["loss"]), 1e-12)
-    gn_rel = abs(s16["grad_norm"] - s32["grad_norm"]) / max(s32["grad_norm"], 1e-12)
-    cos = float(torch.nn.functional.cosine_similarity(g32, g16, dim=0))
+    # parity of precision alone: the bf16 step without the TIS weights against fp32 (whose weights are exactly 1)
+    loss_rel = abs(plain["loss"] - s32["loss"]) / max(abs(s32["loss"]), 1e-12)
+    gn_rel = abs(plain["grad_norm"] - s32["grad_norm"]) / max(s32["grad_norm"], 1e-12)
+    cos = float(torch.nn.functional.cosine_similarity(g32, g16_plain, dim=0))
+    cos_tis = float(torch.nn.functional.cosine_similarity(g32, g16, dim=0))
     ok = loss_rel <= PARITY["loss_rel"] and gn_rel <= PARITY["grad_norm_rel"] and cos >= PARITY["grad_cos"]
-    print(f"parity bf16 vs fp32: loss rel diff {loss_rel:.2e}, grad norm rel diff {gn_rel:.2e}, grad cosine {cos:.5f} "
-          f"({'within' if ok else 'OUTSIDE'} tolerance {PARITY})", file=sys.stderr)
+    print(f"parity bf16 vs fp32 (TIS off): loss rel diff {loss_rel:.2e}, grad norm rel diff {gn_rel:.2e}, grad cosine "
+          f"{cos:.5f} ({'within' if ok else 'OUTSIDE'} tolerance {PARITY}); with the TIS weights on, as timed: "
+          f"grad cosine {cos_tis:.5f}", file=sys.stderr)
     speedup = f32["s"] / b16["s"]
     print(json.dumps({
         "benchmark": "cpu_floor", "ours": round(b16["s"], 3), "anchor": round(f32["s"], 3), "unit": "s per update step",
@@ -302,7 +311,7 @@ def main() -> None:
         "gemm_gflops": {k: {d: round(x, 1) for d, x in v.items()} for k, v in gemm.items()},
         "tflop_executed": {"fp32": round(f32["flops"] / 1e12, 3), "bf16": round(b16["flops"] / 1e12, 3)},
         "loss_rel_diff": float(f"{loss_rel:.3g}"), "grad_norm_rel_diff": float(f"{gn_rel:.3g}"),
-        "grad_cosine": round(cos, 5), "parity_tolerance": PARITY, "parity_ok": ok,
+        "grad_cosine": round(cos, 5), "grad_cosine_with_tis": round(cos_tis, 5), "parity_tolerance": PARITY, "parity_ok": ok,
         "sampler_abs_dlogp_bf16": float(f"{s16.get('sampler_abs_dlogp', 0):.3g}"),
         "tis_clipfrac_bf16": float(f"{s16.get('tis_clipfrac', 0):.3g}"),
         "rows": B, "tokens": tokens, "trained_tokens": trained, "threads": args.threads, "harness": args.harness,
