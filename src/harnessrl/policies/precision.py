@@ -72,6 +72,15 @@ class Resolved:
                 "reason": self.reason, "detection": {**asdict(self.detection), "flags": list(self.detection.flags)}}
 
 
+def run_record(resolved: Resolved | None, model: torch.nn.Module) -> dict[str, Any]:
+    """What a run's summary records: the resolved precision, or the model's dtype for a policy built by hand."""
+    if resolved is not None:
+        return resolved.record()
+    dtype = next(model.parameters()).dtype
+    return {"requested": None, "precision": _NAMES.get(dtype, "fp32"), "dtype": str(dtype).replace("torch.", ""),
+            "reason": "a policy built by the caller", "detection": None}
+
+
 def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> tuple[str, ...]:
     """The bf16 flags of the first CPU in `cpuinfo` (empty where the file is absent: not Linux)."""
     try:

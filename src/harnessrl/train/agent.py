@@ -47,6 +47,7 @@ from harnessrl.rewards import apply as apply_rewards
 from harnessrl.rewards import check_tasks
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
+from harnessrl.policies.precision import run_record
 from harnessrl.records import RecordStore
 from harnessrl.rl.advantages import group_advantages
 from harnessrl.rl.critics import make_critic
@@ -203,7 +204,7 @@ class AgentTrainer:
         check_tasks(self.tasks)  # the tasks' own reward functions (task.toml) import before any model loads
         _seed_all(_mix(cfg.seed, -1, 0))  # LoRA's random init must not depend on what ran before
         self.policy = policy or LMPolicy.from_config(cfg.policy)
-        self.precision = _precision_record(self.policy)
+        self.precision = run_record(self.policy.precision, self.policy.model)  # precision.json, metrics rows
         self._preflight_context()
         self.store = RecordStore(cfg.store or self.run_dir / "store")
         self.frozen = self._load_frozen() if cfg.source == "offline" else None
@@ -255,7 +256,6 @@ class AgentTrainer:
         elif (self.run_dir / "checkpoint.pt").exists():
             raise ConfigError(f"{self.run_dir} already holds a checkpoint; pass resume (--resume) or use a new run_dir")
         self.manifest_sha256 = freeze_training_set(self.cfg, self.tasks, self.harnesses, self.open_env)
-        self.run_dir.mkdir(parents=True, exist_ok=True)  # the resolved precision and what the device offered
         atomic_write_text(self.run_dir / "precision.json", json.dumps(self.precision, indent=2))
         while self.update_index < self.cfg.updates:
             row = self.step(self.update_index)
@@ -385,15 +385,6 @@ def _tis_weights(old: torch.Tensor, behaviour: torch.Tensor, mask: torch.Tensor,
     if per_sequence:
         log_w = (log_w.sum(-1) / mask.sum(-1).clamp(min=1))[:, None].expand_as(mask)
     return torch.exp(log_w).clamp(max=cap) * mask
-
-
-def _precision_record(policy: LMPolicy) -> dict[str, Any]:
-    """The resolved precision of a run (policies/precision.py), or the model's dtype for a policy built by hand."""
-    if policy.precision is not None:
-        return policy.precision.record()
-    dtype = next(policy.model.parameters()).dtype
-    return {"requested": None, "precision": {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, "fp32"),
-            "dtype": str(dtype).replace("torch.", ""), "reason": "a policy built by the caller", "detection": None}
 
 
 def _seed_all(seed: int) -> None:
