@@ -70,3 +70,13 @@ def test_forced_bf16_base_bf16_lora_fp32_loss_fp32(model_dir):
     assert lp.dtype == torch.float32
     lp.sum().backward()
     assert all(q.grad is not None and q.grad.dtype == torch.float32 for q in lora)
+
+
+def test_merged_bf16_lora_saves_fp32(model_dir, tmp_path):
+    p = LMPolicy.from_config(LMConfig(model=str(model_dir), lora_rank=4, precision="bf16"))
+    out = p.save_merged(tmp_path / "merged")
+    again = LMPolicy.from_config(LMConfig(model=str(out), precision="fp32"))
+    assert next(again.model.parameters()).dtype == torch.float32
+    import json
+
+    assert json.loads((out / "config.json").read_text()).get("dtype", "float32") == "float32"

@@ -311,6 +311,8 @@ class LMPolicy(Policy):
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        if self.is_lora and next(self.model.parameters()).dtype != torch.float32:
+            self.model.float()  # a bf16 base: merge the fp32 adapter in fp32 and save fp32, as an fp32 run would
         model = self.model.merge_and_unload() if self.is_lora else self.model
         model.save_pretrained(out)
         save_tokenizer(self.tokenizer, out)
