@@ -106,6 +106,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="the weights both sides sample with (policies/precision.py)")
     args = ap.parse_args()
     global CLOCK
     if args.clock == "wall":
@@ -113,7 +115,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     from harnessrl.policies.lm import LMConfig, LMPolicy
 
-    policy = LMPolicy.from_config(LMConfig(model=args.model, max_new_tokens=args.new_tokens, dtype="float32"))
+    policy = LMPolicy.from_config(LMConfig(model=args.model, max_new_tokens=args.new_tokens, precision=args.precision))
     model, tok = policy.model, policy.tokenizer
     model.eval()
     G, new = args.group, args.new_tokens
@@ -121,7 +123,7 @@ def main() -> None:
     prompts = {"aider": harness_prompt(tok, "aider", "code-v1", "code-v1/fix-leap-year"),
                "lookup": harness_prompt(tok, "lookup-kv", "lookup", None)}
     print(f"{args.model}: {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, group {G} x {new} new "
-          f"tokens, {args.threads} thread(s), {args.clock} clock; prompts {({k: len(v) for k, v in prompts.items()})}",
+          f"tokens, {args.precision}, {args.threads} thread(s), {args.clock} clock; prompts {({k: len(v) for k, v in prompts.items()})}",
           file=sys.stderr)
     ours(policy, prompts["lookup"], 2, 4, (), 0)  # warm-up both paths
     anchor(model, prompts["lookup"], 2, 4, None, policy.pad_token_id, 0)
@@ -152,7 +154,7 @@ def main() -> None:
     print(json.dumps({"benchmark": "generation_grpo_group", "ours": head["ours"], "anchor": head["anchor"],
                       "unit": "generated tokens/s", "ratio": head["ratio"], "target": 2.0,
                       "model": args.model, "group": G, "new_tokens": new, "threads": args.threads, "clock": args.clock,
-                      **{k: v for k, v in rows.items()}}))
+                      "precision": args.precision, **{k: v for k, v in rows.items()}}))
 
 
 if __name__ == "__main__":

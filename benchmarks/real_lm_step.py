@@ -1,6 +1,7 @@
 """One GRPO step on a real model: harnessrl vs TRL's GRPOTrainer, same model, batch and settings.
 
-Model: SmolLM2-135M-Instruct (`harnessrl models install smollm2-135m`), fp32, LoRA r=16
+Model: SmolLM2-135M-Instruct (`harnessrl models install smollm2-135m`), fp32 (`--precision bf16`: a bf16 base
+on both sides), LoRA r=16
 (alpha 32, no dropout, all linear layers) on both sides, the same tokenizer object, the same
 torch thread count. Step: P prompts x G completions of N new tokens (fixed length: no stop on
 our side, min_new_tokens on TRL's), temperature 1, full vocabulary, beta 0, GRPO loss (TRL's
@@ -90,11 +91,12 @@ def harness_prompts(tok, n: int, harness: str) -> list[list[int]]:
     return encode_left_cut(tok, conversations)
 
 
-def ours_setup(model: str, new: int):
+def ours_setup(model: str, new: int, precision: str = "fp32"):
     from harnessrl.policies.lm import LMConfig, LMPolicy
     from harnessrl.train.agent import adamw
 
-    policy = LMPolicy.from_config(LMConfig(model=model, lora_rank=16, lora_alpha=32, max_new_tokens=new, dtype="float32"))
+    policy = LMPolicy.from_config(LMConfig(model=model, lora_rank=16, lora_alpha=32, max_new_tokens=new,
+                                             precision=precision))
     opt = adamw(policy.trainable_parameters(), lr=1e-5, weight_decay=0.0)
     return policy, opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
 
@@ -116,7 +118,8 @@ def ours_step(policy, opt, sched, prompts: list[list[int]], G: int, new: int, ge
     return sum(len(c.token_ids) for c in comps)
 
 
-def trl_trainer(model_dir: str, tok, prompts: list[list[int]], out: Path, G: int, new: int, steps: int):
+def trl_trainer(model_dir: str, tok, prompts: list[list[int]], out: Path, G: int, new: int, steps: int,
+                precision: str = "fp32"):
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM
@@ -127,12 +130,12 @@ def trl_trainer(model_dir: str, tok, prompts: list[list[int]], out: Path, G: int
     ds = Dataset.from_dict({"prompt": [texts[i % P] for i in range(P * G * (steps + 1))]})
     args = GRPOConfig(
         output_dir=str(out), per_device_train_batch_size=G, gradient_accumulation_steps=P, num_generations=G,
-        max_completion_length=new, learning_rate=1e-5, beta=0.0, bf16=False, fp16=False, use_cpu=True,
+        max_completion_length=new, learning_rate=1e-5, beta=0.0, bf16=precision == "bf16", fp16=False, use_cpu=True,
         gradient_checkpointing=False, report_to=[], save_strategy="no", logging_steps=10_000, max_steps=steps,
         temperature=1.0, top_p=1.0, top_k=0, seed=0, disable_tqdm=True, dataloader_num_workers=0, loss_type="grpo",
         epsilon=0.2, epsilon_high=0.2, generation_kwargs={"min_new_tokens": new}, shuffle_dataset=False,
         scale_rewards="group")
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
     return GRPOTrainer(model=model, reward_funcs=gu.reward_fn, args=args, train_dataset=ds, processing_class=tok,
                        peft_config=LoraConfig(**LORA))
 
@@ -175,6 +178,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1, help="timed steps per side (after one warm-up step)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="both sides: bf16 base weights (ours: precision=bf16; TRL: a bf16 model, bf16=True)")
     ap.add_argument("--harness", default=None, help="prompts: first turns of code-v1 tasks in this harness "
                                                      "(default: the short questions)")
     args = ap.parse_args()
@@ -188,11 +193,11 @@ def main() -> None:
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     P, G, new = args.prompts, args.group, args.new_tokens
-    policy, opt, sched = ours_setup(args.model, new)
+    policy, opt, sched = ours_setup(args.model, new, args.precision)
     tok = policy.tokenizer
     prompts = harness_prompts(tok, P, args.harness) if args.harness else chat_prompts(tok, P)
     print(f"{args.model}: LoRA r=16, {P} prompts x {G} completions x {new} new tokens, prompt {len(prompts[0])} tokens, "
-          f"{args.threads} thread(s), {args.clock} clock", file=sys.stderr)
+          f"{args.precision}, {args.threads} thread(s), {args.clock} clock", file=sys.stderr)
     gen = torch.Generator().manual_seed(0)
     ours_step(policy, opt, sched, prompts, G, new, gen)  # warm-up
     ours_t = []
@@ -201,7 +206,7 @@ def main() -> None:
         n = ours_step(policy, opt, sched, prompts, G, new, gen)
         ours_t.append(n / (gu.CLOCK() - t0))
     trainer = trl_trainer(resolve(args.model), tok, prompts, Path(tempfile.mkdtemp(prefix="real-step-")), G, new,
-                          args.steps + 1)
+                          args.steps + 1, args.precision)
     timer = gu.StepTimer()
     trainer.add_callback(timer.callback)
     trainer.train()
@@ -213,7 +218,8 @@ def main() -> None:
                       "unit": "completion tokens/s", "ratio": round(o / a, 3), "target": 1.5,
                       "loss_parity": parity, "loss_parity_target": 1e-4, "model": args.model, "prompts": P, "group": G,
                       "new_tokens": new, "prompt_tokens": len(prompts[0]), "harness": args.harness, "lora_rank": 16,
-                      "steps": args.steps, "threads": args.threads, "clock": args.clock}))
+                      "steps": args.steps, "threads": args.threads, "clock": args.clock,
+                      "precision": args.precision}))
 
 
 if __name__ == "__main__":

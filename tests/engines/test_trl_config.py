@@ -72,3 +72,17 @@ def test_run_file_errors_are_one_line_exit_2(tmp_path, capsys):
     f.write_text("policy: {model: m}\nharnesses: [a, b]\nobjective: ppo\n")
     assert main(["--config", str(f)]) == 2
     assert capsys.readouterr().err.startswith("error: objective: 'ppo' has no GRPOTrainer equivalent")
+
+
+def test_precision_maps_to_trl_mixed_precision_and_tis_to_vllm_importance_sampling():
+    for precision, cuda, dtype in (("bf16", False, "bfloat16"), ("fp32", True, "float32"), ("auto", True, "bfloat16"),
+                                   ("auto", False, "float32")):
+        a = translate(cfg(precision=precision, policy={"model": "m", "lora_rank": 8}), cuda=cuda).args
+        assert (a["bf16"], a["fp16"], a["model_init_kwargs"]) == (dtype == "bfloat16", False, {"dtype": dtype}), precision
+    with pytest.raises(ConfigError, match="policy.precision"):
+        translate(cfg(policy={"model": "m", "lora_rank": 8, "precision": "bf16", "dtype": "float32"}))
+    a = translate(cfg(sampler_tis_cap=3.0)).args
+    assert (a["vllm_importance_sampling_correction"], a["vllm_importance_sampling_mode"],
+            a["vllm_importance_sampling_clip_max"]) == (True, "token_truncate", 3.0)
+    assert translate(cfg(objective="gspo")).args["vllm_importance_sampling_mode"] == "sequence_truncate"
+    assert translate(cfg(sampler_correction="none")).args["vllm_importance_sampling_correction"] is False

@@ -143,9 +143,11 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
                       "process trains on per optimizer step")
     accum = per_step // micro
     # 4. Precision, schedule, logging.
-    dtype = cfg.policy.dtype
-    if dtype == "auto":
-        dtype = "bfloat16" if cuda else "float32"
+    dtype, precision = cfg.policy.dtype, cfg.policy.precision
+    if dtype == "auto":  # as the native policy: precision decides (auto on CPU stays fp32 under TRL's autocast rules)
+        dtype = {"bf16": "bfloat16", "fp32": "float32"}.get(precision, "bfloat16" if cuda else "float32")
+    elif precision != "auto" and {"bf16": "bfloat16", "fp32": "float32"}[precision] != dtype:
+        raise _refuse("policy.precision", f"{precision!r} conflicts with policy.dtype={dtype!r}; set one of them")
     if dtype == "float16":
         raise _refuse("policy.dtype", "float16 training is not supported by this engine; use bfloat16 or float32")
     sched = {"constant": "constant_with_warmup" if cfg.warmup_steps else "constant", "linear": "linear",
@@ -167,6 +169,10 @@ def translate(cfg: TRLRunConfig, world_size: int = 1, *, cuda: bool = False) -> 
         "temperature": cfg.policy.temperature, "top_p": cfg.policy.top_p, "top_k": cfg.policy.top_k,
         "max_completion_length": cfg.trl.max_completion_length or cfg.policy.max_new_tokens,
         "bf16": dtype == "bfloat16", "fp16": False, "use_cpu": not cuda,
+        # sampler/trainer mismatch (rl/tis.py): TRL's truncated IS against vLLM's log-probs, same cap and level
+        "vllm_importance_sampling_correction": cfg.sampler_correction == "tis",
+        "vllm_importance_sampling_mode": f"{obj.trl_level}_truncate",
+        "vllm_importance_sampling_clip_max": cfg.sampler_tis_cap,
         "model_init_kwargs": {"dtype": dtype},
         "gradient_checkpointing": cfg.trl.gradient_checkpointing,
         "use_vllm": cfg.trl.use_vllm, "vllm_mode": cfg.trl.vllm_mode,

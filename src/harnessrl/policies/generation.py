@@ -269,7 +269,7 @@ class HFEngine(GenerationEngine):
         select = torch.tensor(row_of, dtype=torch.long, device=device)
         if len(uniq) < len(prompts) or row_of != list(range(len(prompts))):
             cache.batch_select_indices(select)
-        logits = out.logits[select, -1]
+        logits = out.logits[select]  # (B, V): one row per unique prompt, by row
         attn = attn[select]
         next_pos = pos[select, -1] + 1
 
@@ -316,8 +316,12 @@ class HFEngine(GenerationEngine):
             for layer, k, v in zip(cache.layers, first.keys, first.values):
                 layer.allocate(k.to(device), v.to(device), len(uniq))
             attn = torch.cat([place_prefixes(cache.layers, reuse, C).to(device), attn], 1)
+        # prompts are left-padded: the last column predicts each row's first token. A boolean mask hands the LM head
+        # a (U, H) matrix; logits_to_keep=1 gave it a (U, 1, H) view, which bf16 on CPU ran as bmm on a weight copy
+        last = torch.zeros(ids.shape, dtype=torch.bool, device=device)
+        last[:, -1] = True
         out = self.model(input_ids=ids.to(device), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True,
-                         logits_to_keep=1)
+                         logits_to_keep=last)
         return out, attn, pos
 
     def _keep_rows(self, cache, rows, prompt_idx, attn, prefill_width, prompts, tokens_out):

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -37,6 +37,8 @@ from harnessrl.policies.generation import GenerationEngine, HFEngine, SamplingPa
 from harnessrl.policies.lm_load import (  # noqa: F401  (re-exported: callers import them from here)
     GENERIC_TOKENIZERS, _quiet_transformers, check_model_path, load_tokenizer, resolve_device, resolve_dtype,
     save_tokenizer)
+from harnessrl.policies.precision import Resolved, count_params, lora_compute_like_input
+from harnessrl.policies.precision import resolve as resolve_precision
 from harnessrl.policies.sampling import RowSpec
 from harnessrl.policies.scoring import TokenScores, token_logprobs  # noqa: F401  (re-exported)
 
@@ -63,7 +65,12 @@ class LMConfig(Config):
     decode_threads: int | None = Field(1, ge=1, description="CPU threads for one-token decode steps (None: the "
                                        "process's setting); one is fastest for small models, and far faster on a "
                                        "loaded machine (policies/generation.cpu_threads)")
-    dtype: str = Field("auto", description="auto | float32 | bfloat16 | float16 (auto: bf16 on GPU, fp32 on CPU)")
+    dtype: str = Field("auto", description="Model-load dtype: auto | float32 | bfloat16 | float16 (auto: `precision` "
+                       "decides; policies/precision.py)")
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="Arithmetic of the frozen base weights and activations in sampling and updates; LoRA "
+        "weights, optimizer state, log-probs and the loss stay fp32. auto: bf16 on a CPU with bf16 instructions for a "
+        "LoRA run of a real model (>= 50M parameters), bf16 on a GPU that has it, fp32 otherwise (policies/precision.py)")
     prefix_cache_mb: int = Field(0, ge=0, description="MB of earlier turns' keys/values kept, so a turn prefills only "
                                  "new tokens; emptied when weights change (policies/prefix_cache.py). 0 = off.")
     gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: memory "
@@ -91,6 +98,7 @@ class LMPolicy(Policy):
         self.run_seed = 0  # with the episode key, seed and call index, seeds each row's stream (sampling.py)
         self._finished: dict[str, list[tuple[int, int]]] = {}
         self._ref_model: torch.nn.Module | None = None
+        self.precision: Resolved | None = None  # what from_config resolved (None: a model built by the caller)
 
     # -- construction ------------------------------------------------------------------
 
@@ -105,7 +113,10 @@ class LMPolicy(Policy):
         if not getattr(tokenizer, "chat_template", None):
             ChatEncoder(tokenizer, name=f"model {cfg.model!r}")  # raises the chat-template error
         device = resolve_device(cfg.device)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(cfg.dtype, device)).to(device)
+        lora = bool(cfg.lora_rank or cfg.adapter)
+        prec = resolve_precision(cfg.precision, cfg.dtype, device, lora=lora,
+                                 n_params=count_params(path) if Path(path).is_dir() else None)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=prec.dtype).to(device)
         if cfg.adapter:
             from peft import PeftModel
 
@@ -119,6 +130,9 @@ class LMPolicy(Policy):
                               lora_dropout=cfg.lora_dropout, target_modules=cfg.lora_target_modules,
                               task_type="CAUSAL_LM")
             model = get_peft_model(model, lora)
+        if lora and prec.dtype != torch.float32:
+            _trainable_in_fp32(model)  # full fine-tuning in bf16 is for sampling only: the trainer refuses it
+            lora_compute_like_input(model)
         if cfg.gradient_checkpointing:
             # non-reentrant: works with frozen base weights (LoRA) without forcing input grads
             kwargs = {"use_reentrant": False}
@@ -126,7 +140,9 @@ class LMPolicy(Policy):
                 model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
             else:
                 model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
-        return cls(model, tokenizer, cfg)
+        policy = cls(model, tokenizer, cfg)
+        policy.precision = prec
+        return policy
 
     def _stop_tokens(self) -> tuple[int, ...]:
         ids = set()
@@ -295,6 +311,8 @@ class LMPolicy(Policy):
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        if self.is_lora and next(self.model.parameters()).dtype != torch.float32:
+            self.model.float()  # a bf16 base: merge the fp32 adapter in fp32 and save fp32, as an fp32 run would
         model = self.model.merge_and_unload() if self.is_lora else self.model
         model.save_pretrained(out)
         save_tokenizer(self.tokenizer, out)
@@ -302,6 +320,15 @@ class LMPolicy(Policy):
 
     def close(self) -> None:
         self._ref_model = None
+
+
+def _trainable_in_fp32(model: torch.nn.Module) -> None:
+    """Over a bf16 base, the weights that train (LoRA's A and B) stay fp32: PEFT does this already
+    (autocast_adapter_dtype); this makes it a rule rather than a library default. The frozen GEMMs run in
+    bf16, and so do the adapter's products (`precision.lora_compute_like_input`: weights cast, not activations)."""
+    for p in model.parameters():
+        if p.requires_grad and p.dtype != torch.float32:
+            p.data = p.data.float()
 
 
 class TeacherForcing(Policy):

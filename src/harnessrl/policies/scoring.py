@@ -102,8 +102,12 @@ def _shared_prefix(model, input_ids, attention_mask, target, temperature, with_e
     for i, k in enumerate(groups):
         pre[i, P - len(k):] = torch.tensor(k, dtype=input_ids.dtype)
         pre_attn[i, P - len(k):] = 1
+    # the last prompt position predicts each row's first target. A boolean mask hands the head a (U, H) matrix;
+    # logits_to_keep=1 gave it a (U, 1, H) view, which a bf16 CPU matmul ran as bmm on a copy of the whole weight
+    last = torch.zeros_like(pre, dtype=torch.bool)
+    last[:, -1] = True
     out = model(input_ids=pre, attention_mask=pre_attn, position_ids=(pre_attn.cumsum(-1) - 1).clamp(min=0),
-                use_cache=True, logits_to_keep=1)
+                use_cache=True, logits_to_keep=last)
     cache = out.cache
     cache.batch_select_indices(g)  # indexing is differentiable: gradients of shared rows add up
     # 2. Every row's continuation (from its first target on), right-padded, on top of its prompt.
@@ -120,7 +124,7 @@ def _shared_prefix(model, input_ids, attention_mask, target, temperature, with_e
     out2 = model(input_ids=suf, attention_mask=torch.cat([pre_attn[g], live.long()], 1), position_ids=pos,
                  cache=cache, use_cache=True, logits_to_keep=keep)
     # 3. The first target of each row is predicted by its prompt's last position; the rest by the continuation.
-    lp0, ent0 = _scores(out.logits[g, -1], suf[:, 0], temperature, with_entropy)
+    lp0, ent0 = _scores(out.logits[g], suf[:, 0], temperature, with_entropy)
     lp1, ent1 = _scores(out2.logits, suf[:, 1:][keep[:, :-1]], temperature, with_entropy)
     logprobs = lp0.new_zeros(B, T)
     rows = torch.arange(B, device=input_ids.device)

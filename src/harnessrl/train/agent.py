@@ -28,6 +28,7 @@ stays local is not implemented.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
@@ -40,11 +41,13 @@ from pydantic import Field, field_validator, model_validator
 
 from harnessrl.config import Config, ConfigError
 from harnessrl.episode import Episode
+from harnessrl.fileio import atomic_write_text
 from harnessrl.rewards import RewardHook
 from harnessrl.rewards import apply as apply_rewards
 from harnessrl.rewards import check_tasks
 from harnessrl.harness.base import Harness, make_harness
 from harnessrl.policies.lm import LMConfig, LMPolicy
+from harnessrl.policies.precision import run_record
 from harnessrl.records import RecordStore
 from harnessrl.rl.advantages import group_advantages
 from harnessrl.rl.critics import make_critic
@@ -107,6 +110,13 @@ class AgentTrainConfig(Config):
     offline_correction: Literal["tis", "ratio", "none"] = Field(
         "tis", description="tis: advantages x min(pi_old/pi_behaviour, cap); ratio: clip against pi_behaviour.")
     tis_cap: float = Field(2.0, gt=0)
+    precision: Literal["auto", "fp32", "bf16"] | None = Field(
+        None, description="Sampling and update arithmetic (policies/precision.py); None: policy.precision. Set here, "
+        "it replaces policy.precision.")
+    sampler_correction: Literal["tis", "none"] = Field(
+        "tis", description="Online: weigh each token's policy-gradient loss by min(pi_train_old / pi_sampler, "
+        "sampler_tis_cap), the sampler's recorded log-probs against the trainer's (rl/tis.py); none: off.")
+    sampler_tis_cap: float = Field(2.0, gt=0, description="Cap of the sampler/trainer importance weight.")
     backend: Literal["local", "ray"] = "local"
     seals_dir: str | None = Field(None, description="Where seals live (default $HARNESSRL_SEALS or runs/seals).")
     manifest: str | None = Field(None, description="A frozen training manifest (train/manifest.py) the runs of one "
@@ -145,6 +155,11 @@ class AgentTrainConfig(Config):
 
     @model_validator(mode="after")
     def _check(self) -> "AgentTrainConfig":
+        if self.precision is not None and self.precision != self.policy.precision:
+            self.policy = self.policy.model_copy(update={"precision": self.precision})
+        if self.policy.precision == "bf16" and not (self.policy.lora_rank or self.policy.adapter):
+            raise ValueError("precision=bf16 trains through LoRA (a frozen bf16 base, fp32 adapter): full fine-tuning "
+                             "would keep bf16 weights without fp32 master copies; set policy.lora_rank or precision=fp32")
         if self.reward_weights is not None and len(self.reward_weights) != len(self.reward_funcs):
             raise ValueError(f"reward_weights: {len(self.reward_weights)} weights for {len(self.reward_funcs)} reward_funcs; "
                              "give one weight per function")
@@ -174,7 +189,9 @@ class AgentTrainer:
         self.settings = lm_update.UpdateSettings(
             objective=cfg.objective, clip=self.clip, agg=self.agg, dual_clip=cfg.dual_clip, kl_coef=cfg.kl_coef,
             kl_estimator=cfg.kl_estimator, epochs=cfg.epochs, minibatches=cfg.minibatches,
-            micro_tokens=cfg.micro_batch_tokens, max_grad_norm=cfg.max_grad_norm, vf_coef=cfg.vf_coef, vf_clip=cfg.vf_clip)
+            micro_tokens=cfg.micro_batch_tokens, max_grad_norm=cfg.max_grad_norm, vf_coef=cfg.vf_coef, vf_clip=cfg.vf_clip,
+            # offline data has its own correction against the records' behaviour (offline_correction)
+            sampler_tis_cap=cfg.sampler_tis_cap if cfg.sampler_correction == "tis" and cfg.source == "online" else None)
         if cfg.backend == "ray":
             raise ConfigError("backend=ray is not supported for LM training: generation runs in this process as one "
                               "batched forward per turn over the whole group, and stepping environments in Ray actors "
@@ -187,6 +204,7 @@ class AgentTrainer:
         check_tasks(self.tasks)  # the tasks' own reward functions (task.toml) import before any model loads
         _seed_all(_mix(cfg.seed, -1, 0))  # LoRA's random init must not depend on what ran before
         self.policy = policy or LMPolicy.from_config(cfg.policy)
+        self.precision = run_record(self.policy.precision, self.policy.model)  # precision.json, metrics rows
         self._preflight_context()
         self.store = RecordStore(cfg.store or self.run_dir / "store")
         self.frozen = self._load_frozen() if cfg.source == "offline" else None
@@ -203,7 +221,8 @@ class AgentTrainer:
         total = cfg.updates * cfg.epochs * cfg.minibatches
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: _lr_factor(cfg, s, total))
         self.update_index = 0
-        self.metrics = MetricsTable(self.run_dir, report_to=cfg.report_to, run_name=self.run_id, config=cfg.model_dump(mode="json"))
+        self.metrics = MetricsTable(self.run_dir, report_to=cfg.report_to, run_name=self.run_id,
+                                    config={**cfg.model_dump(mode="json"), "resolved_precision": self.precision})
 
     def _harness(self, spec: str) -> Harness:
         h = make_harness(spec)
@@ -237,6 +256,7 @@ class AgentTrainer:
         elif (self.run_dir / "checkpoint.pt").exists():
             raise ConfigError(f"{self.run_dir} already holds a checkpoint; pass resume (--resume) or use a new run_dir")
         self.manifest_sha256 = freeze_training_set(self.cfg, self.tasks, self.harnesses, self.open_env)
+        atomic_write_text(self.run_dir / "precision.json", json.dumps(self.precision, indent=2))
         while self.update_index < self.cfg.updates:
             row = self.step(self.update_index)
             self.update_index += 1
@@ -315,7 +335,7 @@ class AgentTrainer:
             "lr": self.scheduler.get_last_lr()[0], "gen_tokens": gen_tokens, "train_tokens": train_tokens,
             "gen_tok_s": gen_tokens / t_roll if t_roll > 0 else 0.0,
             "train_tok_s": train_tokens / t_upd if t_upd > 0 else 0.0,
-            "time_rollout_s": t_roll, "time_update_s": t_upd,
+            "time_rollout_s": t_roll, "time_update_s": t_upd, "precision": self.precision["precision"],
         }
         row.update({k: float(v) for k, v in stats.items()})
         if scored.entropy is not None:  # measured on the scoring pass (pi_old) when there was one

@@ -21,6 +21,7 @@ from harnessrl.rl.advantages import gae
 from harnessrl.rl.kl import kl_loss, kl_penalty
 from harnessrl.rl.losses import AGGREGATIONS
 from harnessrl.rl.objectives import OBJECTIVES
+from harnessrl.rl.tis import truncated_is_weights
 from harnessrl.rl.value import value_loss
 from harnessrl.rl.masked import masked_mean, masked_whiten
 from harnessrl.train.sequences import TokenBatch, micro_batches
@@ -115,6 +116,7 @@ class UpdateSettings:
     max_grad_norm: float = 1.0
     vf_coef: float = 0.5
     vf_clip: float | None = 0.2
+    sampler_tis_cap: float | None = None  # TIS against the sampler's recorded log-probs (rl/tis.py); None = off
 
 
 def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, batch: TokenBatch, scored: Scored,
@@ -153,7 +155,13 @@ def update(policy: LMPolicy, optimizer: torch.optim.Optimizer, scheduler: Any, b
                 lp = s.logprobs
                 dev = lambda x: x[idx, :w].to(lp.device)  # noqa: E731
                 old_mb = lp.detach() if old is None else dev(old)
-                out = obj.loss(lp, old_mb, _seq(dev(adv), mb.mask) if obj.sequence_advantage else dev(adv), mb.mask,
+                adv_mb = dev(adv)
+                if st.sampler_tis_cap is not None:  # sampler and trainer computed differently: reweigh to pi_train_old
+                    w_tis, tis_metrics = truncated_is_weights(old_mb, dev(batch.behaviour), mb.mask, st.sampler_tis_cap,
+                                                              "sequence" if obj.sequence_advantage else "token")
+                    adv_mb = adv_mb * w_tis
+                    logged.append((tis_metrics, wt))
+                out = obj.loss(lp, old_mb, _seq(adv_mb, mb.mask) if obj.sequence_advantage else adv_mb, mb.mask,
                                clip_low=st.clip[0], clip_high=st.clip[1], agg=st.agg, norm=norm, dual_clip=st.dual_clip)
                 if s.entropy is not None:
                     logged.append(({"entropy": masked_mean(s.entropy.detach(), mb.mask)}, wt))
