@@ -48,6 +48,10 @@ class OneLineErrors(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         args = legacy_policy_option(list(sys.argv[1:] if args is None else args))
+        if standalone_mode:  # the real command line (not a test's CliRunner): a Ctrl-C is never lost
+            from harnessrl import interrupts
+
+            interrupts.install()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from harnessrl import interrupts
 from harnessrl.config import Config, ConfigError, changed_settings
 from harnessrl.fileio import atomic_write
 
@@ -28,10 +29,12 @@ def json_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[s
     path = out / "stages" / f"{name}.json"
     if path.exists():
         return json.loads(path.read_text())
+    interrupts.check()  # a Ctrl-C a finaliser swallowed still stops the run here, before the next stage
     t0 = time.perf_counter()
     result = fn()
     result["seconds"] = time.perf_counter() - t0
     atomic_write(path, lambda f: f.write(json.dumps(result, default=float).encode("utf-8")))
+    interrupts.check()
     return result
 
 
@@ -40,6 +43,7 @@ def torch_stage(out: Path, name: str, fn: Callable[[], dict[str, Any]]) -> dict[
     path = out / "stages" / f"{name}.pt"
     if path.exists():
         return torch.load(path, weights_only=False)  # our own file, written below
+    interrupts.check()
     result = fn()
     atomic_write(path, lambda f: torch.save(result, f))
     return result
