@@ -47,11 +47,12 @@ class OneLineErrors(TyperGroup):
     like every error a command reports itself; help still prints when a group is called without a command."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
-        args = legacy_policy_option(list(sys.argv[1:] if args is None else args))
-        if standalone_mode:  # the real command line (not a test's CliRunner): a Ctrl-C is never lost
-            from harnessrl import interrupts
+        from harnessrl import interrupts
 
+        interrupts.reset()  # one command, one Ctrl-C: a test's in-process CliRunner calls start clean
+        if args is None and standalone_mode:  # the real command line (a process of its own): no Ctrl-C is lost
             interrupts.install()
+        args = legacy_policy_option(list(sys.argv[1:] if args is None else args))
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

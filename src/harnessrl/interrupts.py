@@ -40,4 +40,10 @@ def pending() -> bool:
     return _pending
 
 
-__all__ = ["check", "install", "pending"]
+def reset() -> None:
+    """Forget a SIGINT (a new command starts; in-process callers such as tests run several)."""
+    global _pending
+    _pending = False
+
+
+__all__ = ["check", "install", "pending", "reset"]
